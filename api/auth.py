@@ -1,0 +1,86 @@
+"""Bearer tokens and the three roles.
+
+Tokens are random, shown once, and stored only as SHA-256 hashes; lookups go by hash and the
+final comparison is constant-time, so neither the table nor timing reveals a token.
+"""
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from api.db.models import ApiToken
+from api.problems import Problem
+
+TOKEN_PREFIX = "cw_"
+
+
+class Role(StrEnum):
+    OPERATOR = "operator"
+    AUDITOR = "auditor"
+    PLAYER = "player"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a role, the token behind it, and for players their id."""
+
+    token_id: int
+    role: Role
+    player_id: int | None
+
+    @property
+    def caller(self) -> str:
+        """The scope of the caller's idempotency keys."""
+        return f"token:{self.token_id}"
+
+    def require(self, *roles: Role) -> None:
+        if self.role not in roles:
+            raise Problem(403, "forbidden", "this role may not do that")
+
+    def may_see_player(self, player_id: int) -> bool:
+        return self.role is not Role.PLAYER or self.player_id == player_id
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def issue_token(
+    session: Session, role: Role, *, name: str | None = None, player_id: int | None = None
+) -> str:
+    """Create a token, store its hash, and return the token itself (the only time it exists)."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    session.add(
+        ApiToken(
+            token_hash=hash_token(token),
+            role=role.value,
+            name=name,
+            player_id=player_id,
+            created_at=datetime.now(UTC),
+        )
+    )
+    session.flush()
+    return token
+
+
+def _unauthorized(detail: str) -> Problem:
+    return Problem(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def authenticate(session: Session, authorization: str | None) -> Principal:
+    if not authorization:
+        raise _unauthorized("an Authorization: Bearer token is required")
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise _unauthorized("the Authorization header must be 'Bearer <token>'")
+    presented = hash_token(token.strip())
+    row = session.scalar(select(ApiToken).where(ApiToken.token_hash == presented))
+    if row is None or not hmac.compare_digest(row.token_hash, presented):
+        raise _unauthorized("the token is not valid")
+    return Principal(token_id=row.id, role=Role(row.role), player_id=row.player_id)

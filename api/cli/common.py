@@ -1,0 +1,109 @@
+"""What every command module shares: exit statuses, rule options, argument types, JSON out."""
+
+import argparse
+import json
+import sys
+from typing import Any, Final, TypeAlias
+
+from casino.rules import GameRules
+
+EXIT_OK: Final = 0
+EXIT_PROBLEM: Final = 1
+EXIT_USAGE: Final = 2
+
+# Subscriptable for the type checker only, hence the string.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+_DEFAULTS: Final = GameRules()
+
+
+class UsageError(Exception):
+    """A request the command cannot serve as given; `main` reports it and exits 2."""
+
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    """The rule options of cli.md, defaulting to rules.md (via `GameRules()` itself).
+
+    Ranges are left to `GameRules`, so the command line refuses exactly what the game
+    refuses, with the game's message naming the field.
+    """
+    group = parser.add_argument_group("rule options")
+    group.add_argument(
+        "--decks", type=int, default=_DEFAULTS.decks, help="decks in the shoe, 1-8 (%(default)s)"
+    )
+    group.add_argument(
+        "--jokers-per-deck",
+        type=int,
+        default=_DEFAULTS.jokers_per_deck,
+        help="jokers per deck, 0-2; a joker beats an ace (%(default)s)",
+    )
+    group.add_argument(
+        "--ace-low",
+        action=argparse.BooleanOptionalAction,
+        default=_DEFAULTS.ace_low,
+        help="the ace ranks below the 2",
+    )
+    group.add_argument(
+        "--burn-cards",
+        type=int,
+        default=_DEFAULTS.burn_cards,
+        help="cards burned before a war, 0-5 (%(default)s)",
+    )
+    group.add_argument(
+        "--tie-payout",
+        type=int,
+        default=_DEFAULTS.tie_payout,
+        help="the tie bet pays this to 1 (%(default)s)",
+    )
+    group.add_argument(
+        "--war-tie-bonus",
+        action=argparse.BooleanOptionalAction,
+        default=_DEFAULTS.war_tie_bonus,
+        help="a tie in the war pays the raise 2 to 1",
+    )
+
+
+def rules_from_args(args: argparse.Namespace) -> GameRules:
+    """The validated rules named by `add_rule_options`; raises `InvalidRules` (exit 2)."""
+    return GameRules(
+        decks=args.decks,
+        jokers_per_deck=args.jokers_per_deck,
+        ace_low=args.ace_low,
+        burn_cards=args.burn_cards,
+        tie_payout=args.tie_payout,
+        war_tie_bonus=args.war_tie_bonus,
+    )
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be zero or more, got {text!r}")
+    return value
+
+
+def positive_even_int(text: str) -> int:
+    """A main bet: half of it must be whole for a surrender, so it is even."""
+    value = positive_int(text)
+    if value % 2:
+        raise argparse.ArgumentTypeError(f"must be a positive even amount, got {text!r}")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def print_json(document: Any) -> None:
+    """The one JSON document a `--json` command prints on stdout."""
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")

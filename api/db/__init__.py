@@ -1,0 +1,1 @@
+"""The service's own records (players, tables, seeds, hands, tokens, idempotency)."""

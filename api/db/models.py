@@ -1,0 +1,149 @@
+"""ORM models for everything the service records besides money (that is `ledger/`'s).
+
+Hands keep everything a replay needs (seeds, nonce, rules as they were, cards, decision,
+balances, times): the game-recall record regulators ask for. Ledger rows are referenced by
+their `reference` (`hand:<id>`), not by foreign keys, so the ledger stays ignorant of cards.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from ledger.schema import UTCDateTime
+
+Timestamp = UTCDateTime()
+Money = BigInteger
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    display_name: Mapped[str | None] = mapped_column(String(100))
+    external_ref: Mapped[str | None] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
+class ApiToken(Base):
+    """Only a SHA-256 of each token is kept: a leaked table grants nothing."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str | None] = mapped_column(String(100))
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
+class CasinoTable(Base):
+    """A table's rules never change after creation; only whether it is open does."""
+
+    __tablename__ = "casino_tables"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    currency: Mapped[str] = mapped_column(String(3))
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    is_open: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
+class SeedPair(Base):
+    """A player's server/client seed pair; the server seed stays secret until revealed."""
+
+    __tablename__ = "seed_pairs"
+    __table_args__ = (
+        Index(
+            "uq_seed_pairs_one_active_per_player",
+            "player_id",
+            unique=True,
+            sqlite_where=text("revealed_at IS NULL"),
+            postgresql_where=text("revealed_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    server_seed: Mapped[str] = mapped_column(String(64))
+    server_seed_hash: Mapped[str] = mapped_column(String(64))
+    client_seed: Mapped[str] = mapped_column(String(64))
+    next_nonce: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    revealed_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
+class HandRecord(Base):
+    __tablename__ = "hands"
+    __table_args__ = (
+        UniqueConstraint("seed_pair_id", "nonce", name="uq_hands_seed_pair_nonce"),
+        Index(
+            "uq_hands_one_unfinished_per_player",
+            "player_id",
+            unique=True,
+            sqlite_where=text("status = 'awaiting_decision'"),
+            postgresql_where=text("status = 'awaiting_decision'"),
+        ),
+        Index("ix_hands_player_id_id", "player_id", "id"),
+        Index("ix_hands_created_at", "created_at"),
+        Index("ix_hands_status_created_at", "status", "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    table_id: Mapped[int] = mapped_column(ForeignKey("casino_tables.id"), index=True)
+    seed_pair_id: Mapped[int] = mapped_column(ForeignKey("seed_pairs.id"))
+    nonce: Mapped[int] = mapped_column(BigInteger)
+    currency: Mapped[str] = mapped_column(String(3))
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(24))
+    bet: Mapped[int] = mapped_column(Money)
+    tie_bet: Mapped[int] = mapped_column(Money)
+    raise_amount: Mapped[int] = mapped_column(Money)
+    player_card: Mapped[str] = mapped_column(String(2))
+    dealer_card: Mapped[str] = mapped_column(String(2))
+    war_burned: Mapped[list[str] | None] = mapped_column(JSON)
+    war_player_card: Mapped[str | None] = mapped_column(String(2))
+    war_dealer_card: Mapped[str | None] = mapped_column(String(2))
+    decision: Mapped[str | None] = mapped_column(String(16))
+    decided_by: Mapped[str | None] = mapped_column(String(16))
+    outcome: Mapped[str | None] = mapped_column(String(16))
+    total_staked: Mapped[int] = mapped_column(Money)
+    total_returned: Mapped[int | None] = mapped_column(Money)
+    net: Mapped[int | None] = mapped_column(Money)
+    balance_before: Mapped[int] = mapped_column(Money)
+    balance_after: Mapped[int | None] = mapped_column(Money)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
+class IdempotencyRecord(Base):
+    """The first response to a caller's key, committed with the request's own effects."""
+
+    __tablename__ = "idempotency_records"
+    __table_args__ = (UniqueConstraint("caller", "key", name="uq_idempotency_caller_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    caller: Mapped[str] = mapped_column(String(64))
+    key: Mapped[str] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    response_status: Mapped[int] = mapped_column(Integer)
+    response_body: Mapped[Any] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)

@@ -1,0 +1,154 @@
+"""RFC 9457 problem details: every refusal the service makes, with a stable `code`.
+
+Domain errors from `casino/` and `ledger/` are translated here, in one place, so handlers
+never build error responses by hand and nothing unexpected leaks as a bare 500.
+"""
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import (
+    HTTPException,
+    MethodNotAllowedException,
+    NotFoundException,
+    ValidationException,
+)
+from litestar.types import ExceptionHandlersMap
+
+from casino.errors import GameError, InvalidRules, InvalidSeed
+from ledger.errors import LedgerError, LimitExceeded
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+logger = logging.getLogger("casino_war.api")
+
+
+class Problem(Exception):
+    """A refusal to send to the client as problem details."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        title: str | None = None,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.title = title or HTTPStatus(status).phrase
+        self.errors = errors
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": f"/problems/{self.code}",
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+            "code": self.code,
+        }
+        if self.errors is not None:
+            body["errors"] = self.errors
+        return body
+
+
+def not_found(what: str) -> Problem:
+    return Problem(404, "not_found", f"{what} not found")
+
+
+def validation_problem(field: str, message: str) -> Problem:
+    return Problem(
+        422,
+        "validation_error",
+        f"{field}: {message}",
+        errors=[{"field": field, "message": message}],
+    )
+
+
+_GAME_STATUS = {
+    "bet_out_of_range": 422,
+    "bet_not_multiple_of_unit": 422,
+    "hand_not_awaiting_decision": 409,
+    "surrender_not_allowed": 422,
+}
+
+
+def problem_for_game_error(error: GameError) -> Problem:
+    if isinstance(error, InvalidRules | InvalidSeed):
+        return validation_problem(error.field, error.message)
+    return Problem(_GAME_STATUS.get(error.code, 422), error.code, str(error))
+
+
+def problem_for_ledger_error(error: LedgerError) -> Problem:
+    if isinstance(error, LimitExceeded):
+        return Problem(422, "insufficient_funds", "the wallet does not cover this amount")
+    logger.error("ledger refused a posting: %s", error)
+    return Problem(500, "internal_error", "the ledger refused the posting")
+
+
+def _respond(problem: Problem) -> Response[dict[str, Any]]:
+    return Response(
+        problem.body(),
+        status_code=problem.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers=problem.headers,
+    )
+
+
+def _on_problem(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, Problem)
+    return _respond(exc)
+
+
+def _on_game_error(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, GameError)
+    return _respond(problem_for_game_error(exc))
+
+
+def _on_ledger_error(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, LedgerError)
+    return _respond(problem_for_ledger_error(exc))
+
+
+def _on_validation(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, ValidationException)
+    errors = [
+        {"field": str(item.get("key") or item.get("source") or "body"), "message": item.get("message")}
+        for item in (exc.extra if isinstance(exc.extra, list) else [])
+        if isinstance(item, dict)
+    ]
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or str(exc.detail)
+    return _respond(Problem(422, "validation_error", detail, errors=errors))
+
+
+def _on_http_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, HTTPException)
+    if isinstance(exc, NotFoundException):
+        return _respond(Problem(404, "not_found", "no such resource"))
+    if isinstance(exc, MethodNotAllowedException):
+        return _respond(Problem(405, "method_not_allowed", "method not allowed on this path"))
+    status = exc.status_code
+    code = "bad_request" if status == 400 else HTTPStatus(status).phrase.lower().replace(" ", "_")
+    return _respond(Problem(status, code, str(exc.detail), headers=exc.headers))
+
+
+def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    # Logged with the type only: an exception's text may carry data a log must not hold.
+    logger.error("unexpected error: %s", type(exc).__name__, exc_info=exc)
+    return _respond(Problem(500, "internal_error", "an unexpected error occurred"))
+
+
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    Problem: _on_problem,
+    GameError: _on_game_error,
+    LedgerError: _on_ledger_error,
+    ValidationException: _on_validation,
+    HTTPException: _on_http_exception,
+    Exception: _on_unexpected,
+}

@@ -1,0 +1,156 @@
+"""Fairness seeds and hands: what a player's front end calls while playing."""
+
+from typing import Any, Literal
+
+from litestar import Controller, Request, get, post
+from litestar.response import Response
+
+from api.auth import Principal, Role
+from api.db.database import Database
+from api.routes.common import Cursor, IdempotencyKey, Limit, problems, run_idempotent
+from api.schemas import (
+    Decision,
+    HandOpen,
+    HandPage,
+    HandView,
+    RevealedSeedPage,
+    RotateSeeds,
+    SeedRotation,
+    SeedState,
+)
+from api.services import hands, seeds
+from casino.hand import Action
+
+
+def _player_id(principal: Principal) -> int:
+    principal.require(Role.PLAYER)
+    assert principal.player_id is not None
+    return principal.player_id
+
+
+class SeedController(Controller):
+    path = "/v1/me/seeds"
+    tags = ["fairness"]
+
+    @get("/", sync_to_thread=True, responses=problems(403))
+    def current(self, database: Database, principal: Principal) -> SeedState:
+        """The commitment (hash) to the server seed the next hand will use."""
+        player_id = _player_id(principal)
+        with database.transaction() as session:
+            return seeds.current_state(session, player_id)
+
+    @post("/rotate", sync_to_thread=True, responses=problems(400, 403, 409))
+    def rotate(
+        self,
+        request: Request[Any, Any, Any],
+        data: RotateSeeds,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[SeedRotation]:
+        """Reveal the server seed in use and commit to a new one."""
+        player_id = _player_id(principal)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            SeedRotation,
+            lambda s: seeds.rotate(s, player_id, data.client_seed),
+            status_code=200,
+        )
+
+    @get("/revealed", sync_to_thread=True, responses=problems(403))
+    def revealed(
+        self, database: Database, principal: Principal, limit: Limit = 50, cursor: Cursor = None
+    ) -> RevealedSeedPage:
+        """The player's revealed seed pairs, newest first: everything needed to re-derive."""
+        player_id = _player_id(principal)
+        with database.sessions() as session:
+            return seeds.revealed_pairs(session, player_id, cursor, limit)
+
+
+class HandController(Controller):
+    path = "/v1/hands"
+    tags = ["hands"]
+
+    @post("/", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def open_hand(
+        self,
+        request: Request[Any, Any, Any],
+        data: HandOpen,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[HandView]:
+        """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
+        player_id = _player_id(principal)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            HandView,
+            lambda s: hands.open_hand(
+                s, player_id, data.table_id, data.bet, data.tie_bet, data.currency
+            ),
+            status_code=201,
+        )
+
+    @post("/{hand_id:int}/decision", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def decide(
+        self,
+        request: Request[Any, Any, Any],
+        hand_id: int,
+        data: Decision,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[HandView]:
+        """Go to war (raising the bet again) or surrender half the bet."""
+        player_id = _player_id(principal)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            HandView,
+            lambda s: hands.decide_hand(s, hand_id, Action(data.action), player_id=player_id),
+            status_code=200,
+        )
+
+    @get("/{hand_id:int}", sync_to_thread=True, responses=problems(404))
+    def get_hand(self, hand_id: int, database: Database, principal: Principal) -> HandView:
+        own = principal.player_id if principal.role is Role.PLAYER else None
+        with database.sessions() as session:
+            return hands.view_hand(
+                session, hand_id, player_id=own, reveal=principal.role is Role.AUDITOR
+            )
+
+    @get("/", sync_to_thread=True, responses=problems())
+    def list_hands(
+        self,
+        database: Database,
+        principal: Principal,
+        status: Literal["awaiting_decision", "settled"] | None = None,
+        table_id: int | None = None,
+        player_id: int | None = None,
+        limit: Limit = 50,
+        cursor: Cursor = None,
+    ) -> HandPage:
+        """Hand history, newest first; a player sees only their own."""
+        if principal.role is Role.PLAYER:
+            player_id = principal.player_id
+        with database.sessions() as session:
+            return hands.list_hands(
+                session,
+                player_id=player_id,
+                table_id=table_id,
+                status=status,
+                cursor=cursor,
+                limit=limit,
+                reveal=principal.role is Role.AUDITOR,
+            )

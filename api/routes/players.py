@@ -1,0 +1,113 @@
+"""Players, wallets and the cashier."""
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.response import Response
+
+from api.auth import Principal, Role
+from api.db.database import Database
+from api.problems import not_found
+from api.routes.common import IdempotencyKey, problems, run_idempotent
+from api.schemas import CashierReceipt, CashierRequest, PlayerCreate, PlayerCreated, PlayerView
+from api.services import cashier, players
+from api.settings import Settings
+
+
+class PlayerController(Controller):
+    tags = ["players"]
+
+    @post("/v1/players", sync_to_thread=True, responses=problems(400, 403, 409))
+    def create_player(
+        self,
+        request: Request[Any, Any, Any],
+        data: PlayerCreate,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[PlayerCreated]:
+        """Register a player; the response carries the player's token, shown only here."""
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            PlayerCreated,
+            lambda s: players.create_player(s, data.display_name, data.external_ref),
+            status_code=201,
+        )
+
+    @get("/v1/players/{player_id:int}", sync_to_thread=True, responses=problems(403, 404))
+    def get_player(
+        self, player_id: int, database: Database, principal: Principal, settings: Settings
+    ) -> PlayerView:
+        """A player's wallet: operators, auditors, or the player themself."""
+        if not principal.may_see_player(player_id):
+            raise not_found("player")
+        with database.sessions() as session:
+            return players.view_player(session, player_id, settings.currency)
+
+    @get("/v1/me", sync_to_thread=True, responses=problems(403))
+    def me(self, database: Database, principal: Principal, settings: Settings) -> PlayerView:
+        """The calling player's own wallet."""
+        principal.require(Role.PLAYER)
+        assert principal.player_id is not None
+        with database.sessions() as session:
+            return players.view_player(session, principal.player_id, settings.currency)
+
+
+class CashierController(Controller):
+    path = "/v1/cashier"
+    tags = ["cashier"]
+
+    @post("/deposits", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def deposit(
+        self,
+        request: Request[Any, Any, Any],
+        data: CashierRequest,
+        database: Database,
+        principal: Principal,
+        settings: Settings,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[CashierReceipt]:
+        """Credit a player's wallet with money received by the cashier."""
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            CashierReceipt,
+            lambda s: cashier.deposit(
+                s, data.player_id, data.amount, data.currency, settings.currency
+            ),
+            status_code=201,
+        )
+
+    @post("/withdrawals", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def withdraw(
+        self,
+        request: Request[Any, Any, Any],
+        data: CashierRequest,
+        database: Database,
+        principal: Principal,
+        settings: Settings,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[CashierReceipt]:
+        """Pay money out of a player's wallet; never beyond its balance."""
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            CashierReceipt,
+            lambda s: cashier.withdraw(
+                s, data.player_id, data.amount, data.currency, settings.currency
+            ),
+            status_code=201,
+        )

@@ -1,0 +1,98 @@
+"""Tables and their rules."""
+
+from typing import Any
+
+from litestar import Controller, Request, get, post
+from litestar.response import Response
+
+from api.auth import Principal, Role
+from api.db.database import Database
+from api.routes.common import Cursor, IdempotencyKey, Limit, problems, run_idempotent
+from api.schemas import TableCreate, TablePage, TableView
+from api.services import tables
+from api.settings import Settings
+
+
+class TableController(Controller):
+    path = "/v1/tables"
+    tags = ["tables"]
+
+    @get("/", sync_to_thread=True, responses=problems())
+    def list_tables(
+        self, database: Database, principal: Principal, limit: Limit = 50, cursor: Cursor = None
+    ) -> TablePage:
+        """Every table, open or closed, oldest first."""
+        with database.sessions() as session:
+            return tables.list_tables(session, cursor, limit)
+
+    @get("/{table_id:int}", sync_to_thread=True, responses=problems(404))
+    def get_table(self, table_id: int, database: Database, principal: Principal) -> TableView:
+        with database.sessions() as session:
+            return tables.to_view(tables.get_table(session, table_id))
+
+    @post("/", sync_to_thread=True, responses=problems(400, 403, 409))
+    def create_table(
+        self,
+        request: Request[Any, Any, Any],
+        data: TableCreate,
+        database: Database,
+        principal: Principal,
+        settings: Settings,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[TableView]:
+        """Open a new table; its rules never change afterwards (new rules, new table)."""
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            data,
+            TableView,
+            lambda s: tables.create_table(s, data, settings.currency),
+            status_code=201,
+        )
+
+    @post("/{table_id:int}/close", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def close_table(
+        self,
+        request: Request[Any, Any, Any],
+        table_id: int,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[TableView]:
+        """Stop new hands at the table; hands awaiting a decision there can still finish."""
+        return self._set_open(request, table_id, database, principal, idempotency_key, False)
+
+    @post("/{table_id:int}/open", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    def open_table(
+        self,
+        request: Request[Any, Any, Any],
+        table_id: int,
+        database: Database,
+        principal: Principal,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[TableView]:
+        return self._set_open(request, table_id, database, principal, idempotency_key, True)
+
+    @staticmethod
+    def _set_open(
+        request: Request[Any, Any, Any],
+        table_id: int,
+        database: Database,
+        principal: Principal,
+        idempotency_key: str | None,
+        is_open: bool,
+    ) -> Response[TableView]:
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            None,
+            TableView,
+            lambda s: tables.set_open(s, table_id, is_open=is_open),
+            status_code=200,
+        )

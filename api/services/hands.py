@@ -1,0 +1,299 @@
+"""Hands: the request path where `casino/` decides and `ledger/` records the money.
+
+Money flow, each step one balanced ledger transaction referencing `hand:<id>`:
+stake (wallet -> held), raise on war (wallet -> held), settlement (held -> house for
+everything staked, house -> wallet for everything returned).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from api.db.models import HandRecord, SeedPair
+from api.pagination import decode_cursor, next_cursor
+from api.problems import Problem, not_found
+from api.schemas import Fairness, HandPage, HandView, WarView
+from api.services import seeds, tables
+from api.services.players import lock_player
+from casino.fairness import HandSeeds
+from casino.hand import Action, Hand, HandStatus, deal, decide
+from casino.rules import TableRules
+from ledger import chart
+from ledger.model import AccountSpec, Transfer, TransactionRequest
+from ledger.posting import balance, open_account, post
+
+DecidedBy = Literal["player", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class HandAccounts:
+    wallet: AccountSpec
+    held: AccountSpec
+    house: AccountSpec
+
+    @classmethod
+    def of(cls, player_id: int, currency: str) -> "HandAccounts":
+        key = str(player_id)
+        return cls(chart.wallet(key, currency), chart.held(key, currency), chart.house(currency))
+
+    def open(self, session: Session) -> None:
+        for spec in (self.wallet, self.held, self.house):
+            open_account(session, spec)
+
+
+def replay(record: HandRecord, pair: SeedPair) -> Hand:
+    """The hand as the engine derives it from the record's seeds, rules and decision."""
+    rules = TableRules.from_dict(record.rules)
+    hand = deal(
+        rules.game,
+        HandSeeds(pair.server_seed, pair.client_seed, record.nonce),
+        record.bet,
+        record.tie_bet,
+    )
+    return hand if record.decision is None else decide(hand, Action(record.decision))
+
+
+Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
+
+
+def _post(session: Session, record: HandRecord, step: str, movements: Sequence[Movement]) -> None:
+    """Post one step of the hand; a zero movement (nothing returned on a loss) is left out."""
+    transfers = tuple(
+        Transfer(debit=debit.code, credit=credit.code, amount=amount)
+        for debit, credit, amount in movements
+        if amount > 0
+    )
+    post(
+        session,
+        TransactionRequest(
+            kind=step,
+            idempotency_key=f"hand:{record.id}:{step}",
+            transfers=transfers,
+            reference=f"hand:{record.id}",
+            metadata={"player_id": record.player_id, "table_id": record.table_id},
+        ),
+    )
+
+
+def _settle(session: Session, record: HandRecord, hand: Hand, accounts: HandAccounts) -> None:
+    assert hand.total_returned is not None and hand.net is not None
+    _post(
+        session,
+        record,
+        "settlement",
+        [
+            (accounts.held, accounts.house, hand.total_staked),
+            (accounts.house, accounts.wallet, hand.total_returned),
+        ],
+    )
+    record.status = HandStatus.SETTLED.value
+    record.outcome = hand.outcome.value if hand.outcome else None
+    record.total_returned = hand.total_returned
+    record.net = hand.net
+    record.balance_after = balance(session, accounts.wallet.code)
+    record.settled_at = datetime.now(UTC)
+
+
+def _refuse_if_unfinished(session: Session, player_id: int) -> None:
+    unfinished = session.scalar(
+        select(HandRecord.id).where(
+            HandRecord.player_id == player_id,
+            HandRecord.status == HandStatus.AWAITING_DECISION.value,
+        )
+    )
+    if unfinished is not None:
+        raise Problem(
+            409, "unfinished_hand", f"hand {unfinished} awaits a decision; decide it first"
+        )
+
+
+def open_hand(
+    session: Session,
+    player_id: int,
+    table_id: int,
+    bet: int,
+    tie_bet: int,
+    currency: str | None = None,
+) -> HandView:
+    lock_player(session, player_id)
+    _refuse_if_unfinished(session, player_id)
+    table = tables.get_table(session, table_id)
+    tables.require_open(table)
+    rules = tables.table_rules(table)
+    if currency is not None and currency != rules.currency:
+        raise Problem(
+            422, "currency_mismatch", f"table {table.id} plays in {rules.currency}, not {currency}"
+        )
+    rules.check_wager(bet, tie_bet)
+
+    pair = seeds.active_pair(session, player_id, for_update=True)
+    hand = deal(rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet)
+    accounts = HandAccounts.of(player_id, rules.currency)
+    accounts.open(session)
+    record = HandRecord(
+        player_id=player_id,
+        table_id=table.id,
+        seed_pair_id=pair.id,
+        nonce=pair.next_nonce,
+        currency=rules.currency,
+        rules=rules.as_dict(),
+        status=hand.status.value,
+        bet=bet,
+        tie_bet=tie_bet,
+        raise_amount=0,
+        player_card=hand.player_card,
+        dealer_card=hand.dealer_card,
+        total_staked=hand.total_staked,
+        balance_before=balance(session, accounts.wallet.code),
+        created_at=datetime.now(UTC),
+    )
+    pair.next_nonce += 1
+    session.add(record)
+    session.flush()
+    _post(
+        session,
+        record,
+        "stake",
+        [(accounts.wallet, accounts.held, bet + tie_bet)],
+    )
+    if hand.status is HandStatus.SETTLED:
+        _settle(session, record, hand, accounts)
+    session.flush()
+    return to_view(record, pair, reveal=False)
+
+
+def _own_hand(session: Session, hand_id: int, player_id: int | None) -> HandRecord:
+    record = session.get(HandRecord, hand_id)
+    # Another player's hand is "not found", never "forbidden": ids cannot be probed.
+    if record is None or (player_id is not None and record.player_id != player_id):
+        raise not_found("hand")
+    return record
+
+
+def decide_hand(
+    session: Session,
+    hand_id: int,
+    action: Action,
+    *,
+    player_id: int | None,
+    decided_by: DecidedBy = "player",
+) -> HandView:
+    """Apply a decision; `player_id` None is the house resolving an abandoned tie."""
+    if player_id is not None:
+        lock_player(session, player_id)
+    record = _own_hand(session, hand_id, player_id)
+    if player_id is None:
+        lock_player(session, record.player_id)
+        session.refresh(record)
+    if record.status != HandStatus.AWAITING_DECISION.value:
+        raise Problem(409, "hand_not_awaiting_decision", f"hand {hand_id} is already settled")
+    pair = session.get_one(SeedPair, record.seed_pair_id)
+    hand = decide(replay(record, pair), action)  # refuses surrender where not allowed
+    accounts = HandAccounts.of(record.player_id, record.currency)
+    if action is Action.WAR:
+        _post(
+            session,
+            record,
+            "raise",
+            [(accounts.wallet, accounts.held, hand.raise_amount)],
+        )
+    record.decision = action.value
+    record.decided_by = decided_by
+    record.raise_amount = hand.raise_amount
+    record.total_staked = hand.total_staked
+    if hand.war is not None:
+        record.war_burned = list(hand.war.burned)
+        record.war_player_card = hand.war.player_card
+        record.war_dealer_card = hand.war.dealer_card
+    _settle(session, record, hand, accounts)
+    session.flush()
+    return to_view(record, pair, reveal=False)
+
+
+def view_hand(
+    session: Session, hand_id: int, *, player_id: int | None, reveal: bool
+) -> HandView:
+    record = _own_hand(session, hand_id, player_id)
+    return to_view(record, session.get_one(SeedPair, record.seed_pair_id), reveal=reveal)
+
+
+def list_hands(
+    session: Session,
+    *,
+    player_id: int | None,
+    table_id: int | None,
+    status: str | None,
+    cursor: str | None,
+    limit: int,
+    reveal: bool,
+) -> HandPage:
+    after = decode_cursor(cursor)
+    query = (
+        select(HandRecord, SeedPair)
+        .join(SeedPair, SeedPair.id == HandRecord.seed_pair_id)
+        .order_by(HandRecord.id.desc())
+        .limit(limit)
+    )
+    if after is not None:
+        query = query.where(HandRecord.id < after)
+    if player_id is not None:
+        query = query.where(HandRecord.player_id == player_id)
+    if table_id is not None:
+        query = query.where(HandRecord.table_id == table_id)
+    if status is not None:
+        query = query.where(HandRecord.status == status)
+    rows = session.execute(query).tuples().all()
+    return HandPage(
+        items=[to_view(record, pair, reveal=reveal) for record, pair in rows],
+        next_cursor=next_cursor([record.id for record, _ in rows], limit),
+    )
+
+
+def to_view(record: HandRecord, pair: SeedPair, *, reveal: bool) -> HandView:
+    """The hand as clients see it; the server seed only once revealed (or to an auditor)."""
+    war = (
+        WarView(
+            burned=list(record.war_burned or []),
+            player_card=record.war_player_card,
+            dealer_card=record.war_dealer_card,
+        )
+        if record.war_player_card is not None and record.war_dealer_card is not None
+        else None
+    )
+    shown_seed = pair.server_seed if reveal or pair.revealed_at is not None else None
+    return HandView.model_validate(
+        {
+            "id": record.id,
+            "table_id": record.table_id,
+            "player_id": record.player_id,
+            "status": record.status,
+            "currency": record.currency,
+            "bet": record.bet,
+            "tie_bet": record.tie_bet,
+            "raise": record.raise_amount,
+            "player_card": record.player_card,
+            "dealer_card": record.dealer_card,
+            "war": war,
+            "decision": record.decision,
+            "decided_by": record.decided_by,
+            "outcome": record.outcome,
+            "total_staked": record.total_staked,
+            "total_returned": record.total_returned,
+            "net": record.net,
+            "balance_before": record.balance_before,
+            "balance_after": record.balance_after,
+            "fairness": Fairness(
+                server_seed_hash=pair.server_seed_hash,
+                client_seed=pair.client_seed,
+                nonce=record.nonce,
+                server_seed=shown_seed,
+            ),
+            "rules": tables.rules_view(record.rules),
+            "created_at": record.created_at,
+            "settled_at": record.settled_at,
+        }
+    )

@@ -1,0 +1,96 @@
+"""Fairness seed pairs: commitment before play, reveal on rotation."""
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from api.db.models import HandRecord, SeedPair
+from api.pagination import decode_cursor, next_cursor
+from api.problems import Problem
+from api.schemas import RevealedSeedPage, RevealedSeedPair, SeedRotation, SeedState
+from api.services.players import lock_player
+from casino.fairness import new_client_seed, new_server_seed, server_seed_hash
+
+
+def _new_pair(session: Session, player_id: int, client_seed: str | None) -> SeedPair:
+    server_seed = new_server_seed()
+    pair = SeedPair(
+        player_id=player_id,
+        server_seed=server_seed,
+        server_seed_hash=server_seed_hash(server_seed),
+        client_seed=client_seed or new_client_seed(),
+        next_nonce=0,
+        created_at=datetime.now(UTC),
+    )
+    session.add(pair)
+    session.flush()
+    return pair
+
+
+def active_pair(session: Session, player_id: int, *, for_update: bool = False) -> SeedPair:
+    """The player's current pair, committed to on first use."""
+    query = select(SeedPair).where(
+        SeedPair.player_id == player_id, SeedPair.revealed_at.is_(None)
+    )
+    pair = session.scalar(query.with_for_update() if for_update else query)
+    return pair if pair is not None else _new_pair(session, player_id, None)
+
+
+def state(pair: SeedPair) -> SeedState:
+    return SeedState(
+        server_seed_hash=pair.server_seed_hash,
+        client_seed=pair.client_seed,
+        next_nonce=pair.next_nonce,
+    )
+
+
+def current_state(session: Session, player_id: int) -> SeedState:
+    return state(active_pair(session, player_id))
+
+
+def _revealed(pair: SeedPair) -> RevealedSeedPair:
+    return RevealedSeedPair(
+        server_seed=pair.server_seed,
+        server_seed_hash=pair.server_seed_hash,
+        client_seed=pair.client_seed,
+        hands=pair.next_nonce,
+        revealed_at=pair.revealed_at,
+    )
+
+
+def rotate(session: Session, player_id: int, client_seed: str | None) -> SeedRotation:
+    """Reveal the current server seed and commit to a new one; the nonce restarts at 0."""
+    lock_player(session, player_id)
+    unfinished = session.scalar(
+        select(HandRecord.id).where(
+            HandRecord.player_id == player_id, HandRecord.status == "awaiting_decision"
+        )
+    )
+    if unfinished is not None:
+        raise Problem(
+            409, "unfinished_hand", f"hand {unfinished} awaits a decision; decide it first"
+        )
+    old = active_pair(session, player_id, for_update=True)
+    old.revealed_at = datetime.now(UTC)
+    session.flush()
+    new = _new_pair(session, player_id, client_seed)
+    return SeedRotation(revealed=_revealed(old), current=state(new))
+
+
+def revealed_pairs(
+    session: Session, player_id: int, cursor: str | None, limit: int
+) -> RevealedSeedPage:
+    after = decode_cursor(cursor)
+    query = (
+        select(SeedPair)
+        .where(SeedPair.player_id == player_id, SeedPair.revealed_at.is_not(None))
+        .order_by(SeedPair.id.desc())
+        .limit(limit)
+    )
+    if after is not None:
+        query = query.where(SeedPair.id < after)
+    pairs = list(session.scalars(query))
+    return RevealedSeedPage(
+        items=[_revealed(p) for p in pairs], next_cursor=next_cursor([p.id for p in pairs], limit)
+    )

@@ -1,0 +1,114 @@
+"""Drive the real app over HTTP (Litestar's test client) on a real, fresh database."""
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from api.app import create_app
+from api.auth import Role, issue_token
+from api.db.database import Database
+from api.settings import Settings
+
+_keys = itertools.count()
+
+
+def new_key() -> str:
+    return f"test-key-{next(_keys)}"
+
+
+@dataclass
+class Caller:
+    """A client holding one bearer token; `post` sends a fresh Idempotency-Key by default."""
+
+    client: TestClient[Litestar]
+    token: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def get(self, path: str, **params: Any) -> httpx.Response:
+        return self.client.get(path, headers=self.headers, params=params)
+
+    def post(self, path: str, json: Any = None, *, key: str | None = "new") -> httpx.Response:
+        headers = dict(self.headers)
+        if key is not None:
+            headers["Idempotency-Key"] = new_key() if key == "new" else key
+        return self.client.post(path, json=json, headers=headers)
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient[Litestar]]:
+    with TestClient(app=create_app(settings)) as test_client:
+        yield test_client
+
+
+def _token(settings: Settings, role: Role) -> str:
+    database = Database.connect(settings.database_url)
+    try:
+        with database.transaction() as session:
+            return issue_token(session, role, name=f"test {role}")
+    finally:
+        database.dispose()
+
+
+@pytest.fixture
+def operator(client: TestClient[Litestar], settings: Settings) -> Caller:
+    return Caller(client, _token(settings, Role.OPERATOR))
+
+
+@pytest.fixture
+def auditor(client: TestClient[Litestar], settings: Settings) -> Caller:
+    return Caller(client, _token(settings, Role.AUDITOR))
+
+
+def new_player(operator: Caller, deposit: int = 0, currency: str = "USD") -> tuple[Caller, int]:
+    created = operator.post("/v1/players", {"display_name": "Ada"})
+    assert created.status_code == 201, created.text
+    body = created.json()
+    if deposit:
+        paid = operator.post(
+            "/v1/cashier/deposits",
+            {"player_id": body["id"], "amount": deposit, "currency": currency},
+        )
+        assert paid.status_code == 201, paid.text
+    return Caller(operator.client, body["token"]), body["id"]
+
+
+@pytest.fixture
+def player(operator: Caller) -> Caller:
+    return new_player(operator, deposit=100_000)[0]
+
+
+def standard_table_id(caller: Caller) -> int:
+    tables = caller.get("/v1/tables").json()["items"]
+    return next(t["id"] for t in tables if t["name"] == "standard")
+
+
+def available(caller: Caller, currency: str = "USD") -> int:
+    balances = caller.get("/v1/me").json()["balances"]
+    return next(b["available"] for b in balances if b["currency"] == currency)
+
+
+def play_until(player: Caller, table_id: int, status: str, bet: int = 1000) -> dict[str, Any]:
+    """Open hands until one ends in `status` (settled first deal, or a tie awaiting decision)."""
+    for _ in range(500):
+        response = player.post("/v1/hands", {"table_id": table_id, "bet": bet})
+        assert response.status_code == 201, response.text
+        hand: dict[str, Any] = response.json()
+        if hand["status"] == status:
+            return hand
+        if hand["status"] == "awaiting_decision":
+            player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
+    raise AssertionError(f"no hand ended {status} in 500 tries")
