@@ -11,8 +11,8 @@ from litestar.plugins.pydantic import PydanticPlugin
 from api.db.database import Database
 from api.problems import EXCEPTION_HANDLERS
 from api.routes.common import provide_database, provide_principal, provide_settings
-from api.routes.health import health, ready
 from api.routes.hands import HandController, SeedController
+from api.routes.health import health, ready
 from api.routes.players import CashierController, PlayerController
 from api.routes.tables import TableController
 from api.services.tables import ensure_standard_table

@@ -32,9 +32,7 @@ def require_key(value: str | None) -> str:
     if value is None or value == "":
         raise Problem(400, "idempotency_key_required", f"the {HEADER} header is required")
     if len(value) > MAX_KEY_LENGTH:
-        raise Problem(
-            422, "validation_error", f"{HEADER} must be 1 to {MAX_KEY_LENGTH} characters"
-        )
+        raise Problem(422, "validation_error", f"{HEADER} must be 1 to {MAX_KEY_LENGTH} characters")
     return value
 
 

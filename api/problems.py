@@ -119,7 +119,10 @@ def _on_ledger_error(_: Request[Any, Any, Any], exc: Exception) -> Response[dict
 def _on_validation(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, ValidationException)
     errors = [
-        {"field": str(item.get("key") or item.get("source") or "body"), "message": item.get("message")}
+        {
+            "field": str(item.get("key") or item.get("source") or "body"),
+            "message": item.get("message"),
+        }
         for item in (exc.extra if isinstance(exc.extra, list) else [])
         if isinstance(item, dict)
     ]

@@ -1,5 +1,8 @@
 """Domain errors: each names a rule of the game that a request would break."""
 
+# The names read as the refusals they are (`SurrenderNotAllowed`) and mirror the API's
+# error codes; an `Error` suffix would add nothing.
+
 
 class GameError(Exception):
     """Base of every refusal the game itself makes; `code` is stable for clients."""

@@ -144,14 +144,16 @@ def decide(hand: Hand, action: Action) -> Hand:
     war = WarRound(burned=cards[2:-2], player_card=cards[-2], dealer_card=cards[-1])
     difference = compare(war.player_card, war.dealer_card, ace_low=rules.ace_low)
     outcome = (
-        Outcome.WAR_WIN if difference > 0 else Outcome.WAR_LOSS if difference < 0 else Outcome.WAR_TIE
+        Outcome.WAR_WIN
+        if difference > 0
+        else Outcome.WAR_LOSS
+        if difference < 0
+        else Outcome.WAR_TIE
     )
     return replace(hand, decision=action, war=war, outcome=outcome)
 
 
-def play(
-    rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int, action: Action | None
-) -> Hand:
+def play(rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int, action: Action | None) -> Hand:
     """Deal and, if the first deal ties and an action is given, decide: the whole replay."""
     hand = deal(rules, seeds, bet, tie_bet)
     if action is None or hand.status is HandStatus.SETTLED:

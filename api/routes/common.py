@@ -5,8 +5,9 @@ from typing import Annotated, Any, TypeVar
 
 from litestar import Request
 from litestar.datastructures import State
+from litestar.di import NamedDependency
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import Parameter
+from litestar.params import HeaderParameter, QueryParameter
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
@@ -18,17 +19,21 @@ from api.settings import Settings
 
 M = TypeVar("M", bound=BaseModel)
 
+DatabaseDependency = NamedDependency[Database]
+PrincipalDependency = NamedDependency[Principal]
+SettingsDependency = NamedDependency[Settings]
+
 IdempotencyKey = Annotated[
     str | None,
-    Parameter(
-        header=idempotency.HEADER,
+    HeaderParameter(
+        name=idempotency.HEADER,
         required=False,
         description="1-255 characters, scoped to the caller; required on this request.",
     ),
 ]
-Limit = Annotated[int, Parameter(ge=1, le=200, description="Page size (1-200).")]
+Limit = Annotated[int, QueryParameter(ge=1, le=200, description="Page size (1-200).")]
 Cursor = Annotated[
-    str | None, Parameter(required=False, description="next_cursor of the previous page.")
+    str | None, QueryParameter(required=False, description="next_cursor of the previous page.")
 ]
 
 
@@ -65,7 +70,7 @@ def provide_settings(state: State) -> Settings:
     return settings
 
 
-def provide_principal(request: Request[Any, Any, Any], database: Database) -> Principal:
+def provide_principal(request: Request[Any, Any, Any], database: DatabaseDependency) -> Principal:
     with database.sessions() as session:
         return authenticate(session, request.headers.get("authorization"))
 

@@ -3,11 +3,19 @@
 from typing import Any, Literal
 
 from litestar import Controller, Request, get, post
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.response import Response
 
-from api.auth import Principal, Role
-from api.db.database import Database
-from api.routes.common import Cursor, IdempotencyKey, Limit, problems, run_idempotent
+from api.auth import Role
+from api.routes.common import (
+    Cursor,
+    DatabaseDependency,
+    IdempotencyKey,
+    Limit,
+    PrincipalDependency,
+    problems,
+    run_idempotent,
+)
 from api.schemas import (
     Decision,
     HandOpen,
@@ -22,7 +30,7 @@ from api.services import hands, seeds
 from casino.hand import Action
 
 
-def _player_id(principal: Principal) -> int:
+def _player_id(principal: PrincipalDependency) -> int:
     principal.require(Role.PLAYER)
     assert principal.player_id is not None
     return principal.player_id
@@ -30,10 +38,10 @@ def _player_id(principal: Principal) -> int:
 
 class SeedController(Controller):
     path = "/v1/me/seeds"
-    tags = ["fairness"]
+    tags = ("fairness",)
 
     @get("/", sync_to_thread=True, responses=problems(403))
-    def current(self, database: Database, principal: Principal) -> SeedState:
+    def current(self, database: DatabaseDependency, principal: PrincipalDependency) -> SeedState:
         """The commitment (hash) to the server seed the next hand will use."""
         player_id = _player_id(principal)
         with database.transaction() as session:
@@ -43,9 +51,9 @@ class SeedController(Controller):
     def rotate(
         self,
         request: Request[Any, Any, Any],
-        data: RotateSeeds,
-        database: Database,
-        principal: Principal,
+        data: JSONBody[RotateSeeds],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[SeedRotation]:
         """Reveal the server seed in use and commit to a new one."""
@@ -63,7 +71,11 @@ class SeedController(Controller):
 
     @get("/revealed", sync_to_thread=True, responses=problems(403))
     def revealed(
-        self, database: Database, principal: Principal, limit: Limit = 50, cursor: Cursor = None
+        self,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        limit: Limit = 50,
+        cursor: Cursor = None,
     ) -> RevealedSeedPage:
         """The player's revealed seed pairs, newest first: everything needed to re-derive."""
         player_id = _player_id(principal)
@@ -73,15 +85,15 @@ class SeedController(Controller):
 
 class HandController(Controller):
     path = "/v1/hands"
-    tags = ["hands"]
+    tags = ("hands",)
 
     @post("/", sync_to_thread=True, responses=problems(400, 403, 404, 409))
     def open_hand(
         self,
         request: Request[Any, Any, Any],
-        data: HandOpen,
-        database: Database,
-        principal: Principal,
+        data: JSONBody[HandOpen],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
@@ -103,10 +115,10 @@ class HandController(Controller):
     def decide(
         self,
         request: Request[Any, Any, Any],
-        hand_id: int,
-        data: Decision,
-        database: Database,
-        principal: Principal,
+        hand_id: FromPath[int],
+        data: JSONBody[Decision],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
@@ -123,7 +135,9 @@ class HandController(Controller):
         )
 
     @get("/{hand_id:int}", sync_to_thread=True, responses=problems(404))
-    def get_hand(self, hand_id: int, database: Database, principal: Principal) -> HandView:
+    def get_hand(
+        self, hand_id: FromPath[int], database: DatabaseDependency, principal: PrincipalDependency
+    ) -> HandView:
         own = principal.player_id if principal.role is Role.PLAYER else None
         with database.sessions() as session:
             return hands.view_hand(
@@ -133,11 +147,11 @@ class HandController(Controller):
     @get("/", sync_to_thread=True, responses=problems())
     def list_hands(
         self,
-        database: Database,
-        principal: Principal,
-        status: Literal["awaiting_decision", "settled"] | None = None,
-        table_id: int | None = None,
-        player_id: int | None = None,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        status: FromQuery[Literal["awaiting_decision", "settled"] | None] = None,
+        table_id: FromQuery[int | None] = None,
+        player_id: FromQuery[int | None] = None,
         limit: Limit = 50,
         cursor: Cursor = None,
     ) -> HandPage:

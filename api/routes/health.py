@@ -3,8 +3,8 @@
 from litestar import get
 from sqlalchemy import text
 
-from api.db.database import Database
 from api.problems import Problem
+from api.routes.common import DatabaseDependency
 
 
 @get("/health", tags=["operations"], sync_to_thread=False)
@@ -14,7 +14,7 @@ def health() -> dict[str, str]:
 
 
 @get("/ready", tags=["operations"], sync_to_thread=True)
-def ready(database: Database) -> dict[str, str]:
+def ready(database: DatabaseDependency) -> dict[str, str]:
     """The database answers."""
     try:
         with database.sessions() as session:

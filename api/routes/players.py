@@ -3,27 +3,33 @@
 from typing import Any
 
 from litestar import Controller, Request, get, post
+from litestar.params import FromPath, JSONBody
 from litestar.response import Response
 
-from api.auth import Principal, Role
-from api.db.database import Database
+from api.auth import Role
 from api.problems import not_found
-from api.routes.common import IdempotencyKey, problems, run_idempotent
+from api.routes.common import (
+    DatabaseDependency,
+    IdempotencyKey,
+    PrincipalDependency,
+    SettingsDependency,
+    problems,
+    run_idempotent,
+)
 from api.schemas import CashierReceipt, CashierRequest, PlayerCreate, PlayerCreated, PlayerView
 from api.services import cashier, players
-from api.settings import Settings
 
 
 class PlayerController(Controller):
-    tags = ["players"]
+    tags = ("players",)
 
     @post("/v1/players", sync_to_thread=True, responses=problems(400, 403, 409))
     def create_player(
         self,
         request: Request[Any, Any, Any],
-        data: PlayerCreate,
-        database: Database,
-        principal: Principal,
+        data: JSONBody[PlayerCreate],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
@@ -41,7 +47,11 @@ class PlayerController(Controller):
 
     @get("/v1/players/{player_id:int}", sync_to_thread=True, responses=problems(403, 404))
     def get_player(
-        self, player_id: int, database: Database, principal: Principal, settings: Settings
+        self,
+        player_id: FromPath[int],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
     ) -> PlayerView:
         """A player's wallet: operators, auditors, or the player themself."""
         if not principal.may_see_player(player_id):
@@ -50,7 +60,12 @@ class PlayerController(Controller):
             return players.view_player(session, player_id, settings.currency)
 
     @get("/v1/me", sync_to_thread=True, responses=problems(403))
-    def me(self, database: Database, principal: Principal, settings: Settings) -> PlayerView:
+    def me(
+        self,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
+    ) -> PlayerView:
         """The calling player's own wallet."""
         principal.require(Role.PLAYER)
         assert principal.player_id is not None
@@ -60,16 +75,16 @@ class PlayerController(Controller):
 
 class CashierController(Controller):
     path = "/v1/cashier"
-    tags = ["cashier"]
+    tags = ("cashier",)
 
     @post("/deposits", sync_to_thread=True, responses=problems(400, 403, 404, 409))
     def deposit(
         self,
         request: Request[Any, Any, Any],
-        data: CashierRequest,
-        database: Database,
-        principal: Principal,
-        settings: Settings,
+        data: JSONBody[CashierRequest],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[CashierReceipt]:
         """Credit a player's wallet with money received by the cashier."""
@@ -91,10 +106,10 @@ class CashierController(Controller):
     def withdraw(
         self,
         request: Request[Any, Any, Any],
-        data: CashierRequest,
-        database: Database,
-        principal: Principal,
-        settings: Settings,
+        data: JSONBody[CashierRequest],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[CashierReceipt]:
         """Pay money out of a player's wallet; never beyond its balance."""

@@ -3,30 +3,47 @@
 from typing import Any
 
 from litestar import Controller, Request, get, post
+from litestar.params import FromPath, JSONBody
 from litestar.response import Response
 
-from api.auth import Principal, Role
-from api.db.database import Database
-from api.routes.common import Cursor, IdempotencyKey, Limit, problems, run_idempotent
+from api.auth import Role
+from api.routes.common import (
+    Cursor,
+    DatabaseDependency,
+    IdempotencyKey,
+    Limit,
+    PrincipalDependency,
+    SettingsDependency,
+    problems,
+    run_idempotent,
+)
 from api.schemas import TableCreate, TablePage, TableView
 from api.services import tables
-from api.settings import Settings
 
 
 class TableController(Controller):
     path = "/v1/tables"
-    tags = ["tables"]
+    tags = ("tables",)
 
     @get("/", sync_to_thread=True, responses=problems())
     def list_tables(
-        self, database: Database, principal: Principal, limit: Limit = 50, cursor: Cursor = None
+        self,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
+        limit: Limit = 50,
+        cursor: Cursor = None,
     ) -> TablePage:
         """Every table, open or closed, oldest first."""
         with database.sessions() as session:
             return tables.list_tables(session, cursor, limit)
 
     @get("/{table_id:int}", sync_to_thread=True, responses=problems(404))
-    def get_table(self, table_id: int, database: Database, principal: Principal) -> TableView:
+    def get_table(
+        self,
+        table_id: FromPath[int],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
+    ) -> TableView:
         with database.sessions() as session:
             return tables.to_view(tables.get_table(session, table_id))
 
@@ -34,10 +51,10 @@ class TableController(Controller):
     def create_table(
         self,
         request: Request[Any, Any, Any],
-        data: TableCreate,
-        database: Database,
-        principal: Principal,
-        settings: Settings,
+        data: JSONBody[TableCreate],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[TableView]:
         """Open a new table; its rules never change afterwards (new rules, new table)."""
@@ -57,9 +74,9 @@ class TableController(Controller):
     def close_table(
         self,
         request: Request[Any, Any, Any],
-        table_id: int,
-        database: Database,
-        principal: Principal,
+        table_id: FromPath[int],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[TableView]:
         """Stop new hands at the table; hands awaiting a decision there can still finish."""
@@ -69,9 +86,9 @@ class TableController(Controller):
     def open_table(
         self,
         request: Request[Any, Any, Any],
-        table_id: int,
-        database: Database,
-        principal: Principal,
+        table_id: FromPath[int],
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[TableView]:
         return self._set_open(request, table_id, database, principal, idempotency_key, True)
@@ -80,8 +97,8 @@ class TableController(Controller):
     def _set_open(
         request: Request[Any, Any, Any],
         table_id: int,
-        database: Database,
-        principal: Principal,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
         idempotency_key: str | None,
         is_open: bool,
     ) -> Response[TableView]:

@@ -8,7 +8,7 @@ from api.problems import Problem
 from api.schemas import CashierReceipt
 from api.services.players import lock_player, offered_currencies
 from ledger import chart
-from ledger.model import Transfer, TransactionRequest
+from ledger.model import TransactionRequest, Transfer
 from ledger.posting import balance, open_account, post
 
 
@@ -16,7 +16,9 @@ def _check_currency(session: Session, currency: str, default_currency: str) -> N
     offered = offered_currencies(session, default_currency)
     if currency not in offered:
         raise Problem(
-            422, "currency_mismatch", f"{currency} is not dealt here (offered: {', '.join(offered)})"
+            422,
+            "currency_mismatch",
+            f"{currency} is not dealt here (offered: {', '.join(offered)})",
         )
 
 

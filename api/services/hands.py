@@ -23,7 +23,7 @@ from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide
 from casino.rules import TableRules
 from ledger import chart
-from ledger.model import AccountSpec, Transfer, TransactionRequest
+from ledger.model import AccountSpec, TransactionRequest, Transfer
 from ledger.posting import balance, open_account, post
 
 DecidedBy = Literal["player", "timeout"]
@@ -131,7 +131,9 @@ def open_hand(
     rules.check_wager(bet, tie_bet)
 
     pair = seeds.active_pair(session, player_id, for_update=True)
-    hand = deal(rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet)
+    hand = deal(
+        rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet
+    )
     accounts = HandAccounts.of(player_id, rules.currency)
     accounts.open(session)
     record = HandRecord(
@@ -214,9 +216,7 @@ def decide_hand(
     return to_view(record, pair, reveal=False)
 
 
-def view_hand(
-    session: Session, hand_id: int, *, player_id: int | None, reveal: bool
-) -> HandView:
+def view_hand(session: Session, hand_id: int, *, player_id: int | None, reveal: bool) -> HandView:
     record = _own_hand(session, hand_id, player_id)
     return to_view(record, session.get_one(SeedPair, record.seed_pair_id), reveal=reveal)
 
@@ -246,7 +246,7 @@ def list_hands(
         query = query.where(HandRecord.table_id == table_id)
     if status is not None:
         query = query.where(HandRecord.status == status)
-    rows = session.execute(query).tuples().all()
+    rows = session.execute(query).all()
     return HandPage(
         items=[to_view(record, pair, reveal=reveal) for record, pair in rows],
         next_cursor=next_cursor([record.id for record, _ in rows], limit),

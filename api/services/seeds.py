@@ -30,9 +30,7 @@ def _new_pair(session: Session, player_id: int, client_seed: str | None) -> Seed
 
 def active_pair(session: Session, player_id: int, *, for_update: bool = False) -> SeedPair:
     """The player's current pair, committed to on first use."""
-    query = select(SeedPair).where(
-        SeedPair.player_id == player_id, SeedPair.revealed_at.is_(None)
-    )
+    query = select(SeedPair).where(SeedPair.player_id == player_id, SeedPair.revealed_at.is_(None))
     pair = session.scalar(query.with_for_update() if for_update else query)
     return pair if pair is not None else _new_pair(session, player_id, None)
 

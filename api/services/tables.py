@@ -6,8 +6,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.sql.dml import Insert
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Insert
 
 from api.db.models import CasinoTable
 from api.pagination import decode_cursor, next_cursor
@@ -80,9 +80,7 @@ def get_table(session: Session, table_id: int) -> CasinoTable:
 
 
 def set_open(session: Session, table_id: int, *, is_open: bool) -> TableView:
-    table = session.scalar(
-        select(CasinoTable).where(CasinoTable.id == table_id).with_for_update()
-    )
+    table = session.scalar(select(CasinoTable).where(CasinoTable.id == table_id).with_for_update())
     if table is None:
         raise not_found("table")
     table.is_open = is_open

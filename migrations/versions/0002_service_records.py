@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = "0002_service"
 down_revision: str | None = "0001_ledger"
 branch_labels: str | Sequence[str] | None = None

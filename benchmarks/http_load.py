@@ -1,0 +1,228 @@
+"""Closed-loop HTTP load: N clients, each its own connection, player and funded wallet.
+
+Every client plays hand after hand: `POST /v1/hands`, and when the first deal ties,
+`POST /v1/hands/{id}/decision` with `war`, each POST with a fresh Idempotency-Key. The same
+loop drives the do-nothing endpoint (one POST per unit). Load runs for a warm-up, then for
+the measured window; only requests that complete inside the window count.
+"""
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from api.auth import Role, issue_token
+from api.db.database import Database
+from benchmarks.plan import Plan
+from benchmarks.stats import latency_summary, rate
+
+_keys = itertools.count()
+REQUEST_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass
+class Window:
+    """What the clients record; `measuring` is on only during the measured window."""
+
+    measuring: bool = False
+    stopping: bool = False
+    latencies: list[float] = field(default_factory=list)
+    units: int = 0
+    requests: int = 0
+    errors: int = 0
+    wars: int = 0
+    first_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    token: str
+    player_id: int
+
+
+Step = Callable[[httpx.AsyncClient, Window], Awaitable[None]]
+
+
+def _key() -> str:
+    return f"bench-{next(_keys)}"
+
+
+async def _post(
+    client: httpx.AsyncClient, window: Window, path: str, body: dict[str, Any]
+) -> dict[str, Any] | None:
+    """One timed POST; None (and an error counted) unless it succeeded."""
+    started = time.perf_counter()
+    response = await client.post(path, json=body, headers={"Idempotency-Key": _key()})
+    elapsed = time.perf_counter() - started
+    if window.measuring:
+        window.requests += 1
+        window.latencies.append(elapsed)
+    if response.status_code >= 300:
+        if window.measuring:
+            window.errors += 1
+        if window.first_error is None:
+            window.first_error = f"{path}: {response.status_code} {response.text[:300]}"
+        return None
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def hand_step(table_id: int, bet: int) -> Step:
+    """Play one hand to settlement; a tie goes to war (a failed decision is retried)."""
+    pending: dict[int, int] = {}  # id(client) -> hand awaiting a decision after an error
+
+    async def step(client: httpx.AsyncClient, window: Window) -> None:
+        hand_id = pending.pop(id(client), None)
+        if hand_id is None:
+            hand = await _post(client, window, "/v1/hands", {"table_id": table_id, "bet": bet})
+            if hand is None:
+                return
+            if hand["status"] != "awaiting_decision":
+                if window.measuring:
+                    window.units += 1
+                return
+            hand_id = int(hand["id"])
+        decided = await _post(client, window, f"/v1/hands/{hand_id}/decision", {"action": "war"})
+        if decided is None:
+            pending[id(client)] = hand_id
+        elif window.measuring:
+            window.units += 1
+            window.wars += 1
+
+    return step
+
+
+async def noop_step(client: httpx.AsyncClient, window: Window) -> None:
+    """One request to the do-nothing endpoint: the HTTP stack's unit of work."""
+    if await _post(client, window, "/noop", {"table_id": 1, "bet": 100}) is not None:
+        if window.measuring:
+            window.units += 1
+
+
+async def _client_loop(client: httpx.AsyncClient, window: Window, step: Step) -> None:
+    async with client:
+        while not window.stopping:
+            await step(client, window)
+
+
+async def _measure(
+    clients: list[httpx.AsyncClient], step: Step, warmup: float, duration: float
+) -> tuple[Window, float]:
+    window = Window()
+    tasks = [asyncio.create_task(_client_loop(c, window, step)) for c in clients]
+    await asyncio.sleep(warmup)
+    window.measuring = True
+    started = time.perf_counter()
+    await asyncio.sleep(duration)
+    window.measuring = False
+    elapsed = time.perf_counter() - started
+    window.stopping = True
+    await asyncio.gather(*tasks)
+    return window, elapsed
+
+
+def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.AsyncClient(
+        base_url=base_url,
+        headers=headers,
+        timeout=REQUEST_TIMEOUT_SECONDS,
+        limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+    )
+
+
+def run_point(
+    base_url: str, tokens: list[str | None], step: Step, plan: Plan
+) -> dict[str, Any]:
+    """Drive `len(tokens)` concurrent clients through `step`; the point's figures."""
+    clients = [_client(base_url, token) for token in tokens]
+    window, elapsed = asyncio.run(
+        _measure(clients, step, plan.warmup_seconds, plan.duration_seconds)
+    )
+    return {
+        "clients": len(tokens),
+        "seconds": round(elapsed, 3),
+        "units": window.units,
+        "units_per_second": rate(window.units, elapsed),
+        "requests": window.requests,
+        "requests_per_second": rate(window.requests, elapsed),
+        "errors": window.errors,
+        "first_error": window.first_error,
+        "wars": window.wars,
+        "latency_ms": latency_summary(window.latencies),
+    }
+
+
+# Setting up players ---------------------------------------------------------------------
+
+
+def operator_token(database_url: str) -> str:
+    """An operator token written straight into the service's database (as the CLI does)."""
+    database = Database.connect(database_url)
+    try:
+        with database.transaction() as session:
+            return issue_token(session, Role.OPERATOR, name="benchmark")
+    finally:
+        database.dispose()
+
+
+def _checked(response: httpx.Response) -> dict[str, Any]:
+    if response.status_code >= 300:
+        raise RuntimeError(f"setup request failed: {response.status_code} {response.text}")
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def create_players(base_url: str, operator: str, count: int, deposit: int) -> list[Player]:
+    """`count` players through the API, each with `deposit` in their wallet."""
+    players: list[Player] = []
+    headers = {"Authorization": f"Bearer {operator}"}
+    with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
+        for number in range(count):
+            created = _checked(
+                client.post(
+                    "/v1/players",
+                    json={"display_name": f"bench {number}"},
+                    headers={"Idempotency-Key": _key()},
+                )
+            )
+            _checked(
+                client.post(
+                    "/v1/cashier/deposits",
+                    json={"player_id": created["id"], "amount": deposit, "currency": "USD"},
+                    headers={"Idempotency-Key": _key()},
+                )
+            )
+            players.append(Player(created["token"], int(created["id"])))
+    return players
+
+
+def standard_table(base_url: str, token: str) -> int:
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        page = _checked(client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"}))
+    return next(int(t["id"]) for t in page["items"] if t["name"] == "standard")
+
+
+def hands_curve(base_url: str, database_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
+    """Settled hands per second at each client count, against a running service."""
+    operator = operator_token(database_url)
+    players = create_players(base_url, operator, max(plan.clients), plan.deposit)
+    step = hand_step(standard_table(base_url, operator), plan.bet)
+    points: dict[str, dict[str, Any]] = {}
+    for count in plan.clients:
+        point = run_point(base_url, [p.token for p in players[:count]], step, plan)
+        point["hands_per_second"] = point["units_per_second"]
+        points[str(count)] = point
+    return points
+
+
+def noop_curve(base_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
+    """Requests per second of the do-nothing endpoint at each client count."""
+    return {
+        str(count): run_point(base_url, [None] * count, noop_step, plan)
+        for count in plan.clients
+    }

@@ -1,0 +1,48 @@
+"""How long and how big each measurement is: the full run, the quick run, and the test's."""
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Sizes of one benchmark run; every measurement reads its sizes from here."""
+
+    mode: str
+    duration_seconds: float  # measured time per load point (HTTP, pgbench, raw SQLite)
+    warmup_seconds: float  # load applied before measuring starts, per point
+    clients: tuple[int, ...] = (1, 8, 32)
+    sqlite_workers: int = 1  # SQLite serialises writers: more processes only queue
+    postgresql_workers: int = 2
+    ledger_seconds: float = 3.0
+    audit_sizes: tuple[int, ...] = (25_000, 50_000, 100_000)
+    simulation_hands: int = 200_000
+    pgbench_scale: int = 8  # >= the goal's 8 clients, so branches are not one hot row
+    bet: int = 100
+    deposit: int = 10**12
+    databases: tuple[str, ...] = field(default=("sqlite", "postgresql"))
+
+    def with_databases(self, databases: tuple[str, ...]) -> "Plan":
+        return replace(self, databases=databases)
+
+
+FULL = Plan(mode="full", duration_seconds=10.0, warmup_seconds=2.0)
+
+QUICK = Plan(
+    mode="quick",
+    duration_seconds=1.5,
+    warmup_seconds=0.3,
+    ledger_seconds=1.0,
+    audit_sizes=(1_250, 2_500, 5_000),
+    simulation_hands=20_000,
+)
+
+TINY = Plan(
+    mode="tiny",
+    duration_seconds=0.3,
+    warmup_seconds=0.1,
+    clients=(1, 2),
+    ledger_seconds=0.2,
+    audit_sizes=(50, 100),
+    simulation_hands=1_000,
+    pgbench_scale=1,
+)

@@ -1,0 +1,71 @@
+"""Canonical encodings and hashes: the hash chain and idempotency fingerprints."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ledger.errors import InvalidTransaction
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, no NaN: one byte string per value, on every machine."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as error:
+        raise InvalidTransaction(f"metadata is not plain JSON: {error}") from error
+
+
+def iso_utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def transaction_hash(
+    *,
+    seq: int,
+    kind: str,
+    reference: str | None,
+    idempotency_key: str,
+    metadata: Mapping[str, Any],
+    posted_at: datetime,
+    entries: Iterable[tuple[str, str, int]],
+    prev_hash: str,
+) -> str:
+    """SHA-256 of a transaction's content and its predecessor's hash.
+
+    Entries are (account code, currency, signed amount), sorted so that the order rows
+    come back from the database cannot change the hash.
+    """
+    document = {
+        "seq": seq,
+        "kind": kind,
+        "reference": reference,
+        "idempotency_key": idempotency_key,
+        "metadata": dict(metadata),
+        "posted_at": iso_utc(posted_at),
+        "entries": sorted([account, currency, amount] for account, currency, amount in entries),
+        "prev_hash": prev_hash,
+    }
+    return hashlib.sha256(canonical_json(document).encode()).hexdigest()
+
+
+def request_fingerprint(
+    *,
+    kind: str,
+    reference: str | None,
+    metadata: Mapping[str, Any],
+    legs: Iterable[tuple[str, int]],
+) -> str:
+    """What must match for an idempotent replay: everything but the key and the clock."""
+    document = {
+        "kind": kind,
+        "reference": reference,
+        "metadata": dict(metadata),
+        "legs": [[account, amount] for account, amount in legs],
+    }
+    return hashlib.sha256(canonical_json(document).encode()).hexdigest()

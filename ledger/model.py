@@ -1,0 +1,106 @@
+"""Pure value types of the ledger: what callers build and what posting returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from ledger.errors import InvalidTransaction
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Side(StrEnum):
+    """An account's normal balance side: the side on which its balance grows."""
+
+    DEBIT = "debit"
+    CREDIT = "credit"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSpec:
+    """What an account is. `min_balance` bounds its normal-side balance (None: unlimited)."""
+
+    code: str
+    currency: str
+    side: Side
+    min_balance: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.code or len(self.code) > 200:
+            raise InvalidTransaction("an account code has 1 to 200 characters")
+        if not self.currency or len(self.currency) > 16:
+            raise InvalidTransaction("a currency has 1 to 16 characters")
+        if self.min_balance is not None and (
+            isinstance(self.min_balance, bool) or not isinstance(self.min_balance, int)
+        ):
+            raise InvalidTransaction("min_balance is an integer number of minor units")
+        object.__setattr__(self, "side", Side(self.side))
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """Move `amount` minor units: debit one account, credit another, same currency."""
+
+    debit: str
+    credit: str
+    amount: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.amount, bool) or not isinstance(self.amount, int):
+            raise InvalidTransaction("a transfer amount is an integer number of minor units")
+        if self.amount <= 0:
+            raise InvalidTransaction(f"a transfer amount must be positive, not {self.amount}")
+        if self.debit == self.credit:
+            raise InvalidTransaction(f"a transfer cannot debit and credit {self.debit}")
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionRequest:
+    """A set of linked transfers that post together or not at all."""
+
+    kind: str
+    idempotency_key: str
+    transfers: tuple[Transfer, ...]
+    reference: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "transfers", tuple(self.transfers))
+        if not self.transfers:
+            raise InvalidTransaction("a transaction needs at least one transfer")
+        if not self.kind or len(self.kind) > 64:
+            raise InvalidTransaction("a transaction kind has 1 to 64 characters")
+        if not self.idempotency_key or len(self.idempotency_key) > 255:
+            raise InvalidTransaction("an idempotency key has 1 to 255 characters")
+        if self.reference is not None and len(self.reference) > 255:
+            raise InvalidTransaction("a reference has at most 255 characters")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One leg of a posted transaction; amount is signed: + debit, - credit."""
+
+    account: str
+    currency: str
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class PostedTransaction:
+    """A transaction as recorded; `replayed` is True when an idempotent retry returned it."""
+
+    id: int
+    seq: int
+    kind: str
+    reference: str | None
+    metadata: Mapping[str, Any]
+    posted_at: datetime
+    entries: tuple[Entry, ...]
+    hash: str
+    replayed: bool = False
+    idempotency_key: str = ""

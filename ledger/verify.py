@@ -1,0 +1,303 @@
+"""Streaming integrity check of the whole ledger, in constant memory.
+
+Every check is something the database cannot enforce by itself once its triggers have
+been bypassed: the hash chain (edits, deletions, insertions), the trial balance (entries
+summing to zero per currency in every transaction) and the stored running balances.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, func, select
+from sqlalchemy.orm import Session
+
+from ledger.chain import transaction_hash
+from ledger.schema import GENESIS_HASH, accounts, chain_head, entries, transactions
+
+BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerProblem:
+    """One discrepancy: which table, which row (id), what kind of problem, in words."""
+
+    table: str
+    row_id: int | None
+    code: str
+    detail: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerReport:
+    problems: tuple[LedgerProblem, ...]
+    transactions_checked: int
+    entries_checked: int
+    accounts_checked: int
+    trial_balance: dict[str, int]
+    head_seq: int
+    head_hash: str
+    chain_ok: bool = field(default=True)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "transactions_checked": self.transactions_checked,
+            "entries_checked": self.entries_checked,
+            "accounts_checked": self.accounts_checked,
+            "trial_balance": dict(self.trial_balance),
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "chain_ok": self.chain_ok,
+            "problems": [asdict(problem) for problem in self.problems],
+        }
+
+
+def verify_ledger(
+    session_or_connection: Session | Connection,
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> LedgerReport:
+    """Check the hash chain, the trial balance and every stored balance.
+
+    Rows are streamed (server-side cursor on PostgreSQL), so memory does not grow with
+    the ledger. `on_progress` is called with the number of transactions checked so far.
+    """
+    connection = (
+        session_or_connection.connection()
+        if isinstance(session_or_connection, Session)
+        else session_or_connection
+    )
+    problems: list[LedgerProblem] = []
+    trial_balance: dict[str, int] = defaultdict(int)
+
+    head = connection.execute(
+        select(chain_head.c.seq, chain_head.c.hash).where(chain_head.c.id == 1)
+    ).first()
+    head_seq, head_hash = (int(head.seq), head.hash) if head else (0, GENESIS_HASH)
+    if head is None:
+        problems.append(LedgerProblem("ledger_chain_head", 1, "head_missing", "no chain head"))
+
+    checked = 0
+    entries_checked = 0
+    chain_ok = True
+    expected_seq = 1
+    prev_hash = GENESIS_HASH
+    for txn, legs in _stream_transactions(connection):
+        checked += 1
+        entries_checked += len(legs)
+        seq = int(txn["seq"])
+        where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": seq}
+        if seq != expected_seq:
+            chain_ok = False
+            problems.append(
+                LedgerProblem(
+                    code="seq_gap",
+                    detail=f"expected seq {expected_seq}, found {seq}: "
+                    "transactions are missing or were inserted",
+                    **where,
+                )
+            )
+        if txn["prev_hash"] != prev_hash:
+            chain_ok = False
+            problems.append(
+                LedgerProblem(
+                    code="prev_hash_mismatch",
+                    detail="prev_hash does not match the hash of the preceding transaction",
+                    **where,
+                )
+            )
+        recomputed = transaction_hash(
+            seq=seq,
+            kind=txn["kind"],
+            reference=txn["reference"],
+            idempotency_key=txn["idempotency_key"],
+            metadata=txn["metadata"] or {},
+            posted_at=txn["posted_at"],
+            entries=((code, currency, amount) for code, currency, amount, _ in legs),
+            prev_hash=txn["prev_hash"],
+        )
+        if recomputed != txn["hash"]:
+            chain_ok = False
+            problems.append(
+                LedgerProblem(
+                    code="hash_mismatch",
+                    detail="stored hash does not match the transaction's content: "
+                    "it or its entries were altered",
+                    **where,
+                )
+            )
+        if not legs:
+            problems.append(
+                LedgerProblem(code="no_entries", detail="transaction has no entries", **where)
+            )
+        sums: dict[str, int] = defaultdict(int)
+        for _, currency, amount, account_currency in legs:
+            sums[currency] += amount
+            trial_balance[currency] += amount
+            if currency != account_currency:
+                problems.append(
+                    LedgerProblem(
+                        code="currency_mismatch",
+                        detail=f"an entry in {currency} posts to an account in {account_currency}",
+                        **where,
+                    )
+                )
+        unbalanced = {currency: total for currency, total in sums.items() if total}
+        if unbalanced:
+            problems.append(
+                LedgerProblem(
+                    code="unbalanced",
+                    detail=f"entries do not sum to zero: {unbalanced}",
+                    **where,
+                )
+            )
+        prev_hash = txn["hash"]
+        expected_seq = seq + 1
+        if on_progress is not None and checked % BATCH == 0:
+            on_progress(checked)
+    if on_progress is not None:
+        on_progress(checked)
+
+    if head is not None and (head_seq != expected_seq - 1 or head_hash != prev_hash):
+        chain_ok = False
+        problems.append(
+            LedgerProblem(
+                "ledger_chain_head",
+                1,
+                "head_mismatch",
+                f"chain head is seq {head_seq} but the last transaction is seq "
+                f"{expected_seq - 1}: transactions were deleted or the head altered",
+                seq=head_seq,
+            )
+        )
+
+    orphans = connection.execute(
+        select(func.count())
+        .select_from(entries.outerjoin(transactions, transactions.c.id == entries.c.transaction_id))
+        .where(transactions.c.id.is_(None))
+    ).scalar_one()
+    if orphans:
+        problems.append(
+            LedgerProblem(
+                "ledger_entries",
+                None,
+                "orphan_entries",
+                f"{orphans} entries belong to no transaction",
+            )
+        )
+
+    accounts_checked = 0
+    totals = (
+        select(entries.c.account_id, func.sum(entries.c.amount).label("total"))
+        .group_by(entries.c.account_id)
+        .subquery()
+    )
+    account_rows = connection.execute(
+        select(
+            accounts.c.id,
+            accounts.c.code,
+            accounts.c.side,
+            accounts.c.balance,
+            accounts.c.min_balance,
+            func.coalesce(totals.c.total, 0).label("total"),
+        )
+        .select_from(accounts.outerjoin(totals, totals.c.account_id == accounts.c.id))
+        .order_by(accounts.c.id)
+        .execution_options(yield_per=BATCH)
+    )
+    for row in account_rows:
+        accounts_checked += 1
+        total = int(row.total)
+        expected = total if row.side == "debit" else -total
+        if int(row.balance) != expected:
+            problems.append(
+                LedgerProblem(
+                    "ledger_accounts",
+                    row.id,
+                    "balance_mismatch",
+                    f"{row.code}: stored balance {row.balance} but its entries sum to {expected}",
+                )
+            )
+        if row.min_balance is not None and int(row.balance) < int(row.min_balance):
+            problems.append(
+                LedgerProblem(
+                    "ledger_accounts",
+                    row.id,
+                    "limit_breached",
+                    f"{row.code}: balance {row.balance} is below its minimum {row.min_balance}",
+                )
+            )
+
+    return LedgerReport(
+        problems=tuple(problems),
+        transactions_checked=checked,
+        entries_checked=entries_checked,
+        accounts_checked=accounts_checked,
+        trial_balance=dict(trial_balance),
+        head_seq=head_seq,
+        head_hash=head_hash,
+        chain_ok=chain_ok,
+    )
+
+
+_Leg = tuple[str, str, int, str]
+
+
+def _stream_transactions(
+    connection: Connection,
+) -> Iterator[tuple[dict[str, Any], list[_Leg]]]:
+    """Transactions in seq order, each with its entries, from one streamed join."""
+    statement = (
+        select(
+            transactions.c.id,
+            transactions.c.seq,
+            transactions.c.kind,
+            transactions.c.reference,
+            transactions.c.idempotency_key,
+            transactions.c.metadata,
+            transactions.c.posted_at,
+            transactions.c.prev_hash,
+            transactions.c.hash,
+            entries.c.currency.label("entry_currency"),
+            entries.c.amount,
+            accounts.c.code,
+            accounts.c.currency.label("account_currency"),
+        )
+        .select_from(
+            transactions.outerjoin(
+                entries, entries.c.transaction_id == transactions.c.id
+            ).outerjoin(accounts, accounts.c.id == entries.c.account_id)
+        )
+        .order_by(transactions.c.seq, entries.c.id)
+        .execution_options(yield_per=BATCH)
+    )
+    current: dict[str, Any] | None = None
+    legs: list[_Leg] = []
+    for row in connection.execute(statement):
+        if current is None or row.id != current["id"]:
+            if current is not None:
+                yield current, legs
+            current = {
+                "id": row.id,
+                "seq": row.seq,
+                "kind": row.kind,
+                "reference": row.reference,
+                "idempotency_key": row.idempotency_key,
+                "metadata": row.metadata,
+                "posted_at": row.posted_at,
+                "prev_hash": row.prev_hash,
+                "hash": row.hash,
+            }
+            legs = []
+        if row.amount is not None:
+            legs.append((row.code, row.entry_currency, int(row.amount), row.account_currency))
+    if current is not None:
+        yield current, legs
