@@ -120,6 +120,22 @@ def balances(session: Session, codes: Iterable[str]) -> dict[str, int]:
     return {row.code: int(row.balance) for row in rows}
 
 
+def lock_accounts(session: Session, codes: Iterable[str]) -> None:
+    """Lock accounts, in id order, before a unit of work that posts more than once.
+
+    `post` locks its accounts and then the chain head. A second `post` in the same database
+    transaction would take account locks while holding the head, which can deadlock against
+    other writers; locking every account up front keeps the order accounts -> chain head for
+    the whole transaction. (On SQLite, BEGIN IMMEDIATE already serialises writers.)
+    """
+    session.execute(
+        select(accounts.c.id)
+        .where(accounts.c.code.in_(sorted(set(codes))))
+        .order_by(accounts.c.id)
+        .with_for_update()
+    ).all()
+
+
 def post(
     session: Session, request: TransactionRequest, *, now: datetime | None = None
 ) -> PostedTransaction:

@@ -24,7 +24,7 @@ from casino.hand import Action, Hand, HandStatus, deal, decide
 from casino.rules import TableRules
 from ledger import chart
 from ledger.model import AccountSpec, TransactionRequest, Transfer
-from ledger.posting import balance, open_account, post
+from ledger.posting import balance, lock_accounts, open_account, post
 
 DecidedBy = Literal["player", "timeout"]
 
@@ -40,9 +40,12 @@ class HandAccounts:
         key = str(player_id)
         return cls(chart.wallet(key, currency), chart.held(key, currency), chart.house(currency))
 
-    def open(self, session: Session) -> None:
-        for spec in (self.wallet, self.held, self.house):
+    def open_and_lock(self, session: Session) -> None:
+        """Open the hand's accounts if new and lock them: a hand step posts twice at most."""
+        specs = (self.wallet, self.held, self.house)
+        for spec in specs:
             open_account(session, spec)
+        lock_accounts(session, [spec.code for spec in specs])
 
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:
@@ -135,7 +138,7 @@ def open_hand(
         rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet
     )
     accounts = HandAccounts.of(player_id, rules.currency)
-    accounts.open(session)
+    accounts.open_and_lock(session)
     record = HandRecord(
         player_id=player_id,
         table_id=table.id,
@@ -196,6 +199,7 @@ def decide_hand(
     pair = session.get_one(SeedPair, record.seed_pair_id)
     hand = decide(replay(record, pair), action)  # refuses surrender where not allowed
     accounts = HandAccounts.of(record.player_id, record.currency)
+    accounts.open_and_lock(session)
     if action is Action.WAR:
         _post(
             session,

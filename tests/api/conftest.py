@@ -1,6 +1,12 @@
 """Drive the real app over HTTP (Litestar's test client) on a real, fresh database."""
 
 import itertools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -112,3 +118,69 @@ def play_until(player: Caller, table_id: int, status: str, bet: int = 1000) -> d
         if hand["status"] == "awaiting_decision":
             player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
     raise AssertionError(f"no hand ended {status} in 500 tries")
+
+
+class LiveServer:
+    """`casino-war serve` in a subprocess on a free loopback port: restartable, multi-worker."""
+
+    def __init__(self, database_url: str, workers: int) -> None:
+        self.database_url = database_url
+        self.workers = workers
+        self.port = _free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        env = {**os.environ, "CASINO_WAR_DATABASE_URL": self.database_url}
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "api.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(self.workers),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.base_url}/ready", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the server did not become ready in 30 s")
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.send_signal(signal.SIGTERM)
+            try:
+                self._process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()
+            self._process = None
+
+    def token(self, role: Role) -> str:
+        return _token(Settings(database_url=self.database_url), role)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def live_server(database_url: str) -> Iterator[LiveServer]:
+    server = LiveServer(database_url, workers=2)
+    server.start()
+    yield server
+    server.stop()

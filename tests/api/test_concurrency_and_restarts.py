@@ -1,0 +1,105 @@
+"""Racing requests and restarts against a real server with several worker processes."""
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+
+from api.auth import Role
+from api.db.database import Database
+from ledger.verify import verify_ledger
+from tests.api.conftest import LiveServer, new_key
+
+
+def _post(server: LiveServer, token: str, path: str, body: dict[str, Any]) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": new_key()}
+    return httpx.post(f"{server.base_url}{path}", json=body, headers=headers, timeout=60)
+
+
+def _get(server: LiveServer, token: str, path: str) -> Any:
+    response = httpx.get(
+        f"{server.base_url}{path}", headers={"Authorization": f"Bearer {token}"}, timeout=60
+    )
+    return response.json()
+
+
+def _funded_player(server: LiveServer, operator: str, amount: int) -> tuple[int, str]:
+    player = _post(server, operator, "/v1/players", {}).json()
+    paid = _post(
+        server,
+        operator,
+        "/v1/cashier/deposits",
+        {"player_id": player["id"], "amount": amount, "currency": "USD"},
+    )
+    assert paid.status_code == 201, paid.text
+    return player["id"], player["token"]
+
+
+def _ledger_is_sound(server: LiveServer) -> None:
+    database = Database.connect(server.database_url)
+    try:
+        with database.sessions() as session:
+            report = verify_ledger(session)
+    finally:
+        database.dispose()
+    assert report.ok, report.problems
+
+
+def test_racing_withdrawals_never_overdraw_the_wallet(live_server: LiveServer) -> None:
+    operator = live_server.token(Role.OPERATOR)
+    player_id, token = _funded_player(live_server, operator, 1_000)
+    body = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        responses = list(
+            pool.map(
+                lambda _: _post(live_server, operator, "/v1/cashier/withdrawals", body), range(20)
+            )
+        )
+    statuses = sorted(r.status_code for r in responses)
+    assert statuses == [201] * 10 + [422] * 10
+    assert {r.json()["code"] for r in responses if r.status_code == 422} == {"insufficient_funds"}
+    assert _get(live_server, token, "/v1/me")["balances"][0]["available"] == 0
+    _ledger_is_sound(live_server)
+
+
+def test_racing_bets_on_one_wallet_keep_the_books_exact(live_server: LiveServer) -> None:
+    operator = live_server.token(Role.OPERATOR)
+    _, token = _funded_player(live_server, operator, 3_000)
+    table_id = _get(live_server, token, "/v1/tables")["items"][0]["id"]
+    bet = {"table_id": table_id, "bet": 1_000}
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        responses = list(pool.map(lambda _: _post(live_server, token, "/v1/hands", bet), range(16)))
+
+    assert {r.status_code for r in responses} <= {201, 409, 422}
+    refused_codes = {r.json()["code"] for r in responses if r.status_code != 201}
+    assert refused_codes <= {"insufficient_funds", "unfinished_hand"}
+    hands = _get(live_server, token, "/v1/hands?limit=200")["items"]
+    assert len(hands) == sum(r.status_code == 201 for r in responses)
+    wallet = _get(live_server, token, "/v1/me")["balances"][0]
+    settled_net = sum(h["net"] for h in hands if h["status"] == "settled")
+    held = sum(h["total_staked"] for h in hands if h["status"] == "awaiting_decision")
+    assert wallet["available"] == 3_000 + settled_net - held >= 0
+    assert wallet["held"] == held
+    _ledger_is_sound(live_server)
+
+
+def test_a_tie_awaiting_its_decision_survives_a_restart(live_server: LiveServer) -> None:
+    operator = live_server.token(Role.OPERATOR)
+    _, token = _funded_player(live_server, operator, 100_000)
+    table_id = _get(live_server, token, "/v1/tables")["items"][0]["id"]
+    for _ in range(500):
+        hand = _post(live_server, token, "/v1/hands", {"table_id": table_id, "bet": 100}).json()
+        if hand["status"] == "awaiting_decision":
+            break
+    else:
+        raise AssertionError("no tie in 500 hands")
+
+    live_server.stop()
+    live_server.start()
+
+    resumed = _get(live_server, token, f"/v1/hands/{hand['id']}")
+    assert resumed["status"] == "awaiting_decision"
+    decided = _post(live_server, token, f"/v1/hands/{hand['id']}/decision", {"action": "war"})
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["status"] == "settled"
+    _ledger_is_sound(live_server)
