@@ -3,36 +3,20 @@
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
-from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
-from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.pydantic import PydanticPlugin
 
 from api.db.database import Database
+from api.openapi import StrictRequestSchemaPlugin, openapi_config
 from api.problems import EXCEPTION_HANDLERS
+from api.routes.audit import AuditController
 from api.routes.common import provide_database, provide_principal, provide_settings
 from api.routes.hands import HandController, SeedController
 from api.routes.health import health, ready
 from api.routes.players import CashierController, PlayerController
+from api.routes.reports import ReportController
 from api.routes.tables import TableController
 from api.services.tables import ensure_standard_table
 from api.settings import Settings, get_settings
-
-API_VERSION = "1.0.0"
-
-
-def _openapi() -> OpenAPIConfig:
-    return OpenAPIConfig(
-        title="Casino War",
-        version=API_VERSION,
-        description="Provably fair Casino War with a tamper-evident double-entry ledger.",
-        path="/schema",
-        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
-        components=Components(
-            security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}
-        ),
-        security=[{"bearer": []}],
-    )
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -52,6 +36,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             TableController,
             SeedController,
             HandController,
+            AuditController,
+            ReportController,
         ],
         dependencies={
             "database": Provide(provide_database, sync_to_thread=False),
@@ -60,8 +46,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         },
         state=State({"database": database, "settings": settings}),
         exception_handlers=EXCEPTION_HANDLERS,
-        openapi_config=_openapi(),
-        plugins=[PydanticPlugin(prefer_alias=True)],
+        openapi_config=openapi_config(),
+        plugins=[
+            StrictRequestSchemaPlugin(prefer_alias=True),
+            PydanticPlugin(prefer_alias=True, validate_strict=True),
+        ],
         on_startup=[on_startup],
         on_shutdown=[database.dispose],
     )

@@ -28,21 +28,13 @@ MAX_KEY_LENGTH = 255
 M = TypeVar("M", bound=BaseModel)
 
 
-def require_key(value: str | None) -> str:
-    if value is None or value == "":
-        raise Problem(400, "idempotency_key_required", f"the {HEADER} header is required")
-    if len(value) > MAX_KEY_LENGTH:
-        raise Problem(422, "validation_error", f"{HEADER} must be 1 to {MAX_KEY_LENGTH} characters")
-    return value
-
-
 def fingerprint(method: str, path: str, body: Any) -> str:
     """What 'the same request' means: the same method, path and (canonical) JSON body."""
     canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _advisory_lock_key(caller: str, key: str) -> int:
+def advisory_lock_key(caller: str, key: str) -> int:
     digest = hashlib.sha256(f"{caller}\x00{key}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
@@ -56,7 +48,7 @@ def _claim(session: Session, database: Database, caller: str, key: str) -> None:
     if not database.is_postgresql:
         return
     acquired = session.scalar(
-        text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _advisory_lock_key(caller, key)}
+        text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
     )
     if not acquired:
         raise Problem(

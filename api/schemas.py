@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+MAX_ID = 2**31 - 1  # ids are 32-bit on PostgreSQL; larger ones cannot exist
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Amount = Annotated[int, Field(ge=0, le=10**15)]
 PositiveAmount = Annotated[int, Field(gt=0, le=10**15)]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
@@ -52,7 +54,7 @@ class PlayerView(ResponseBody):
 
 
 class CashierRequest(RequestBody):
-    player_id: int
+    player_id: Id
     amount: PositiveAmount
     currency: Currency
 
@@ -136,7 +138,7 @@ class SeedRotation(ResponseBody):
 
 
 class HandOpen(RequestBody):
-    table_id: int
+    table_id: Id
     bet: PositiveAmount
     tie_bet: Amount = 0
     currency: Currency | None = Field(

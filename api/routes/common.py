@@ -3,34 +3,46 @@
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from litestar import Request
+from litestar import Request, post
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import HeaderParameter, QueryParameter
+from litestar.openapi.spec import SecurityRequirement
+from litestar.params import HeaderParameter, PathParameter, QueryParameter
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from api import idempotency
 from api.auth import Principal, authenticate
 from api.db.database import Database
-from api.problems import PROBLEM_MEDIA_TYPE
+from api.problems import PROBLEM_MEDIA_TYPE, Problem
+from api.schemas import MAX_ID
 from api.settings import Settings
 
 M = TypeVar("M", bound=BaseModel)
+
+BEARER: list[SecurityRequirement] = [{"bearer": []}]
+"""Every route but the probes needs a bearer token (documented on each controller)."""
 
 DatabaseDependency = NamedDependency[Database]
 PrincipalDependency = NamedDependency[Principal]
 SettingsDependency = NamedDependency[Settings]
 
 IdempotencyKey = Annotated[
-    str | None,
+    str,
     HeaderParameter(
         name=idempotency.HEADER,
-        required=False,
-        description="1-255 characters, scoped to the caller; required on this request.",
+        required=True,
+        min_length=1,
+        max_length=idempotency.MAX_KEY_LENGTH,
+        description="1-255 characters, scoped to the caller: a retry with the same key and body "
+        "replays the first response.",
     ),
 ]
+PathId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]
+QueryId = Annotated[int | None, QueryParameter(ge=1, le=MAX_ID, required=False)]
 Limit = Annotated[int, QueryParameter(ge=1, le=200, description="Page size (1-200).")]
 Cursor = Annotated[
     str | None, QueryParameter(required=False, description="next_cursor of the previous page.")
@@ -60,6 +72,25 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
+def require_idempotency_key(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
+    """Guard of every state-changing POST; runs before parameters are parsed."""
+    if not connection.headers.get(idempotency.HEADER):
+        raise Problem(
+            400, "idempotency_key_required", f"the {idempotency.HEADER} header is required"
+        )
+
+
+def command(path: str, *problem_statuses: int, status_code: int = 201) -> HTTPRouteHandler:
+    """A state-changing POST: Idempotency-Key required, its problems documented."""
+    return post(
+        path,
+        sync_to_thread=True,
+        status_code=status_code,
+        guards=[require_idempotency_key],
+        responses=problems(400, *problem_statuses),
+    )
+
+
 def provide_database(state: State) -> Database:
     database: Database = state.database
     return database
@@ -79,7 +110,7 @@ def run_idempotent(
     request: Request[Any, Any, Any],
     database: Database,
     principal: Principal,
-    key: str | None,
+    key: str,
     body: BaseModel | None,
     model: type[M],
     operation: Callable[[Session], M],
@@ -87,13 +118,12 @@ def run_idempotent(
     status_code: int,
 ) -> Any:
     """Run a state-changing request at most once per (caller, Idempotency-Key)."""
-    checked_key = idempotency.require_key(key)
     payload = body.model_dump(mode="json") if body is not None else None
     request_fingerprint = idempotency.fingerprint(request.method, request.url.path, payload)
     return idempotency.run_idempotent(
         database,
         principal,
-        checked_key,
+        key,
         request_fingerprint,
         model,
         operation,

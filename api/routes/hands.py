@@ -2,17 +2,21 @@
 
 from typing import Any, Literal
 
-from litestar import Controller, Request, get, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar import Controller, Request, get
+from litestar.params import FromQuery, JSONBody
 from litestar.response import Response
 
 from api.auth import Role
 from api.routes.common import (
+    BEARER,
     Cursor,
     DatabaseDependency,
     IdempotencyKey,
     Limit,
+    PathId,
     PrincipalDependency,
+    QueryId,
+    command,
     problems,
     run_idempotent,
 )
@@ -39,6 +43,7 @@ def _player_id(principal: PrincipalDependency) -> int:
 class SeedController(Controller):
     path = "/v1/me/seeds"
     tags = ("fairness",)
+    security = BEARER
 
     @get("/", sync_to_thread=True, responses=problems(403))
     def current(self, database: DatabaseDependency, principal: PrincipalDependency) -> SeedState:
@@ -47,14 +52,14 @@ class SeedController(Controller):
         with database.transaction() as session:
             return seeds.current_state(session, player_id)
 
-    @post("/rotate", sync_to_thread=True, responses=problems(400, 403, 409))
+    @command("/rotate", 403, 409, status_code=200)
     def rotate(
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[RotateSeeds],
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[SeedRotation]:
         """Reveal the server seed in use and commit to a new one."""
         player_id = _player_id(principal)
@@ -86,15 +91,16 @@ class SeedController(Controller):
 class HandController(Controller):
     path = "/v1/hands"
     tags = ("hands",)
+    security = BEARER
 
-    @post("/", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/", 403, 404, 409)
     def open_hand(
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[HandOpen],
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
         player_id = _player_id(principal)
@@ -111,15 +117,15 @@ class HandController(Controller):
             status_code=201,
         )
 
-    @post("/{hand_id:int}/decision", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/{hand_id:int}/decision", 403, 404, 409, status_code=200)
     def decide(
         self,
         request: Request[Any, Any, Any],
-        hand_id: FromPath[int],
+        hand_id: PathId,
         data: JSONBody[Decision],
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
         player_id = _player_id(principal)
@@ -136,7 +142,7 @@ class HandController(Controller):
 
     @get("/{hand_id:int}", sync_to_thread=True, responses=problems(404))
     def get_hand(
-        self, hand_id: FromPath[int], database: DatabaseDependency, principal: PrincipalDependency
+        self, hand_id: PathId, database: DatabaseDependency, principal: PrincipalDependency
     ) -> HandView:
         own = principal.player_id if principal.role is Role.PLAYER else None
         with database.sessions() as session:
@@ -150,8 +156,8 @@ class HandController(Controller):
         database: DatabaseDependency,
         principal: PrincipalDependency,
         status: FromQuery[Literal["awaiting_decision", "settled"] | None] = None,
-        table_id: FromQuery[int | None] = None,
-        player_id: FromQuery[int | None] = None,
+        table_id: QueryId = None,
+        player_id: QueryId = None,
         limit: Limit = 50,
         cursor: Cursor = None,
     ) -> HandPage:

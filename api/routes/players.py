@@ -2,17 +2,20 @@
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.params import FromPath, JSONBody
+from litestar import Controller, Request, get
+from litestar.params import JSONBody
 from litestar.response import Response
 
 from api.auth import Role
 from api.problems import not_found
 from api.routes.common import (
+    BEARER,
     DatabaseDependency,
     IdempotencyKey,
+    PathId,
     PrincipalDependency,
     SettingsDependency,
+    command,
     problems,
     run_idempotent,
 )
@@ -22,15 +25,16 @@ from api.services import cashier, players
 
 class PlayerController(Controller):
     tags = ("players",)
+    security = BEARER
 
-    @post("/v1/players", sync_to_thread=True, responses=problems(400, 403, 409))
+    @command("/v1/players", 403, 409)
     def create_player(
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[PlayerCreate],
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
         principal.require(Role.OPERATOR)
@@ -48,7 +52,7 @@ class PlayerController(Controller):
     @get("/v1/players/{player_id:int}", sync_to_thread=True, responses=problems(403, 404))
     def get_player(
         self,
-        player_id: FromPath[int],
+        player_id: PathId,
         database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
@@ -76,8 +80,9 @@ class PlayerController(Controller):
 class CashierController(Controller):
     path = "/v1/cashier"
     tags = ("cashier",)
+    security = BEARER
 
-    @post("/deposits", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/deposits", 403, 404, 409)
     def deposit(
         self,
         request: Request[Any, Any, Any],
@@ -85,7 +90,7 @@ class CashierController(Controller):
         database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Credit a player's wallet with money received by the cashier."""
         principal.require(Role.OPERATOR)
@@ -102,7 +107,7 @@ class CashierController(Controller):
             status_code=201,
         )
 
-    @post("/withdrawals", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/withdrawals", 403, 404, 409)
     def withdraw(
         self,
         request: Request[Any, Any, Any],
@@ -110,7 +115,7 @@ class CashierController(Controller):
         database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Pay money out of a player's wallet; never beyond its balance."""
         principal.require(Role.OPERATOR)

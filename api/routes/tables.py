@@ -2,18 +2,21 @@
 
 from typing import Any
 
-from litestar import Controller, Request, get, post
-from litestar.params import FromPath, JSONBody
+from litestar import Controller, Request, get
+from litestar.params import JSONBody
 from litestar.response import Response
 
 from api.auth import Role
 from api.routes.common import (
+    BEARER,
     Cursor,
     DatabaseDependency,
     IdempotencyKey,
     Limit,
+    PathId,
     PrincipalDependency,
     SettingsDependency,
+    command,
     problems,
     run_idempotent,
 )
@@ -24,6 +27,7 @@ from api.services import tables
 class TableController(Controller):
     path = "/v1/tables"
     tags = ("tables",)
+    security = BEARER
 
     @get("/", sync_to_thread=True, responses=problems())
     def list_tables(
@@ -40,14 +44,14 @@ class TableController(Controller):
     @get("/{table_id:int}", sync_to_thread=True, responses=problems(404))
     def get_table(
         self,
-        table_id: FromPath[int],
+        table_id: PathId,
         database: DatabaseDependency,
         principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
     ) -> TableView:
         with database.sessions() as session:
             return tables.to_view(tables.get_table(session, table_id))
 
-    @post("/", sync_to_thread=True, responses=problems(400, 403, 409))
+    @command("/", 403, 409)
     def create_table(
         self,
         request: Request[Any, Any, Any],
@@ -55,7 +59,7 @@ class TableController(Controller):
         database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
         """Open a new table; its rules never change afterwards (new rules, new table)."""
         principal.require(Role.OPERATOR)
@@ -70,26 +74,26 @@ class TableController(Controller):
             status_code=201,
         )
 
-    @post("/{table_id:int}/close", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/{table_id:int}/close", 403, 404, 409, status_code=200)
     def close_table(
         self,
         request: Request[Any, Any, Any],
-        table_id: FromPath[int],
+        table_id: PathId,
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
         """Stop new hands at the table; hands awaiting a decision there can still finish."""
         return self._set_open(request, table_id, database, principal, idempotency_key, False)
 
-    @post("/{table_id:int}/open", sync_to_thread=True, responses=problems(400, 403, 404, 409))
+    @command("/{table_id:int}/open", 403, 404, 409, status_code=200)
     def open_table(
         self,
         request: Request[Any, Any, Any],
-        table_id: FromPath[int],
+        table_id: PathId,
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey = None,
+        idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
         return self._set_open(request, table_id, database, principal, idempotency_key, True)
 
@@ -99,7 +103,7 @@ class TableController(Controller):
         table_id: int,
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        idempotency_key: str | None,
+        idempotency_key: str,
         is_open: bool,
     ) -> Response[TableView]:
         principal.require(Role.OPERATOR)

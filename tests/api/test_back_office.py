@@ -1,0 +1,128 @@
+"""Players, the cashier and tables, as operators run them."""
+
+from tests.api.conftest import Caller, available, new_player
+
+
+def test_a_new_player_gets_a_token_that_works(operator: Caller) -> None:
+    created = operator.post("/v1/players", {"display_name": "Bo", "external_ref": "crm-42"})
+    assert created.status_code == 201
+    body = created.json()
+    assert body["token"].startswith("cw_")
+    player = Caller(operator.client, body["token"])
+    assert player.get("/v1/me").json()["display_name"] == "Bo"
+
+
+def test_an_external_reference_belongs_to_one_player(operator: Caller) -> None:
+    operator.post("/v1/players", {"external_ref": "crm-7"})
+    refused = operator.post("/v1/players", {"external_ref": "crm-7"})
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["field"] == "external_ref"
+
+
+def test_a_deposit_reports_the_balance_after(operator: Caller) -> None:
+    player, player_id = new_player(operator)
+    receipt = operator.post(
+        "/v1/cashier/deposits", {"player_id": player_id, "amount": 2_500, "currency": "USD"}
+    ).json()
+    assert receipt["balance_after"] == 2_500
+    assert receipt["transaction_id"] > 0
+    assert available(player) == 2_500
+
+
+def test_a_withdrawal_beyond_the_balance_is_refused_and_moves_nothing(operator: Caller) -> None:
+    player, player_id = new_player(operator, deposit=1_000)
+    refused = operator.post(
+        "/v1/cashier/withdrawals", {"player_id": player_id, "amount": 1_001, "currency": "USD"}
+    )
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "insufficient_funds"
+    assert available(player) == 1_000
+
+
+def test_money_in_a_currency_no_table_deals_is_a_currency_mismatch(operator: Caller) -> None:
+    _, player_id = new_player(operator)
+    refused = operator.post(
+        "/v1/cashier/deposits", {"player_id": player_id, "amount": 100, "currency": "JPY"}
+    )
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "currency_mismatch"
+
+
+def test_cashier_amounts_must_be_positive_integers(operator: Caller) -> None:
+    _, player_id = new_player(operator)
+    for amount in (0, -5, 1.5, "100"):
+        refused = operator.post(
+            "/v1/cashier/deposits", {"player_id": player_id, "amount": amount, "currency": "USD"}
+        )
+        assert refused.status_code == 422
+        assert refused.json()["code"] == "validation_error"
+        assert refused.json()["errors"][0]["field"] == "amount"
+
+
+def test_a_deposit_for_an_unknown_player_is_not_found(operator: Caller) -> None:
+    refused = operator.post(
+        "/v1/cashier/deposits", {"player_id": 99_999, "amount": 100, "currency": "USD"}
+    )
+    assert refused.status_code == 404
+
+
+def test_a_fresh_database_has_the_standard_table(operator: Caller) -> None:
+    tables = operator.get("/v1/tables").json()["items"]
+    assert len(tables) == 1
+    standard = tables[0]
+    assert standard["name"] == "standard"
+    assert standard["open"] is True
+    assert (standard["min_bet"], standard["max_bet"]) == (100, 100_000)
+    assert (standard["max_tie_bet"], standard["bet_unit"], standard["currency"]) == (
+        10_000,
+        100,
+        "USD",
+    )
+    assert (standard["decks"], standard["burn_cards"], standard["tie_payout"]) == (6, 3, 10)
+
+
+def test_an_operator_opens_a_table_with_its_own_rules(operator: Caller) -> None:
+    created = operator.post(
+        "/v1/tables",
+        {"name": "high-roller", "decks": 8, "war_tie_bonus": True, "min_bet": 1_000},
+    )
+    assert created.status_code == 201
+    table = created.json()
+    assert (table["decks"], table["war_tie_bonus"], table["min_bet"]) == (8, True, 1_000)
+    assert operator.get(f"/v1/tables/{table['id']}").json() == table
+
+
+def test_an_invalid_rule_set_is_refused_naming_the_field(operator: Caller) -> None:
+    for rules, field in (
+        ({"decks": 9}, "decks"),
+        ({"bet_unit": 3}, "bet_unit"),
+        ({"min_bet": 500, "max_bet": 100}, "max_bet"),
+        ({"jokers_per_deck": 3}, "jokers_per_deck"),
+    ):
+        refused = operator.post("/v1/tables", {"name": f"bad-{field}", **rules})
+        assert refused.status_code == 422, rules
+        assert refused.json()["errors"][0]["field"] == field
+
+
+def test_unknown_fields_are_refused(operator: Caller) -> None:
+    refused = operator.post("/v1/tables", {"name": "typo", "deks": 4})
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "validation_error"
+
+
+def test_tables_are_paginated_by_cursor(operator: Caller) -> None:
+    for n in range(3):
+        operator.post("/v1/tables", {"name": f"t{n}"})
+    first = operator.get("/v1/tables", limit=2).json()
+    second = operator.get("/v1/tables", limit=2, cursor=first["next_cursor"]).json()
+    assert len(first["items"]) == 2
+    assert len(second["items"]) == 2
+    assert second["next_cursor"] is None or len(second["items"]) == 2
+    assert len({t["id"] for t in first["items"] + second["items"]}) == 4
+
+
+def test_a_page_size_outside_1_to_200_is_a_validation_error(operator: Caller) -> None:
+    for limit in (0, 201):
+        refused = operator.get("/v1/tables", limit=limit)
+        assert refused.status_code == 422
+        assert refused.json()["code"] == "validation_error"

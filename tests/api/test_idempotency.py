@@ -1,0 +1,118 @@
+"""Idempotency-Key: at most once per caller and key, whatever the retries."""
+
+import pytest
+from sqlalchemy import text
+
+from api.auth import authenticate
+from api.db.database import Database
+from api.idempotency import advisory_lock_key
+from api.settings import Settings
+from tests.api.conftest import Caller, available, new_player
+
+
+def test_a_replayed_key_returns_the_first_response_and_moves_nothing(
+    operator: Caller, player: Caller
+) -> None:
+    player_id = player.get("/v1/me").json()["id"]
+    body = {"player_id": player_id, "amount": 500, "currency": "USD"}
+    first = operator.post("/v1/cashier/deposits", body, key="deposit-1")
+    again = operator.post("/v1/cashier/deposits", body, key="deposit-1")
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert available(player) == first.json()["balance_after"]
+
+
+def test_a_replayed_hand_is_dealt_once(player: Caller) -> None:
+    table_id = player.get("/v1/tables").json()["items"][0]["id"]
+    first = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="hand-1")
+    again = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="hand-1")
+    assert again.json() == first.json()
+    assert len(player.get("/v1/hands").json()["items"]) == 1
+
+
+def test_a_key_reused_with_another_body_is_refused(operator: Caller, player: Caller) -> None:
+    player_id = player.get("/v1/me").json()["id"]
+    operator.post(
+        "/v1/cashier/deposits",
+        {"player_id": player_id, "amount": 500, "currency": "USD"},
+        key="deposit-2",
+    )
+    before = available(player)
+    reused = operator.post(
+        "/v1/cashier/deposits",
+        {"player_id": player_id, "amount": 900, "currency": "USD"},
+        key="deposit-2",
+    )
+    assert reused.status_code == 422
+    assert reused.json()["code"] == "idempotency_key_reused"
+    assert available(player) == before
+
+
+def test_a_key_reused_on_another_path_is_refused(operator: Caller, player: Caller) -> None:
+    player_id = player.get("/v1/me").json()["id"]
+    body = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    operator.post("/v1/cashier/deposits", body, key="cash-3")
+    reused = operator.post("/v1/cashier/withdrawals", body, key="cash-3")
+    assert reused.json()["code"] == "idempotency_key_reused"
+
+
+def test_keys_are_scoped_to_the_caller(operator: Caller) -> None:
+    first, _ = new_player(operator, deposit=10_000)
+    second, _ = new_player(operator, deposit=10_000)
+    table_id = first.get("/v1/tables").json()["items"][0]["id"]
+    a = first.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="same")
+    b = second.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="same")
+    assert a.status_code == b.status_code == 201
+    assert a.json()["id"] != b.json()["id"]
+
+
+def test_a_missing_key_is_refused_before_anything_happens(operator: Caller) -> None:
+    refused = operator.post("/v1/players", {"display_name": "x"}, key=None)
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "idempotency_key_required"
+
+
+def test_an_overlong_key_is_a_validation_error(operator: Caller) -> None:
+    refused = operator.post("/v1/players", {}, key="k" * 256)
+    assert refused.status_code == 422
+    assert refused.json()["code"] == "validation_error"
+
+
+def test_a_refused_request_is_not_remembered_so_a_retry_can_succeed(operator: Caller) -> None:
+    player, player_id = new_player(operator)
+    table_id = player.get("/v1/tables").json()["items"][0]["id"]
+    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="retry-me")
+    assert refused.json()["code"] == "insufficient_funds"
+    operator.post(
+        "/v1/cashier/deposits", {"player_id": player_id, "amount": 1_000, "currency": "USD"}
+    )
+    retried = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="retry-me")
+    assert retried.status_code == 201
+
+
+def test_a_key_still_in_flight_is_refused(operator: Caller, settings: Settings) -> None:
+    """A request holding the key (here: a transaction holding its lock) makes others wait."""
+    database = Database.connect(settings.database_url)
+    if not database.is_postgresql:
+        database.dispose()
+        pytest.skip("on SQLite writers are serialised: a second request waits, then replays")
+    caller = f"token:{_token_id(database, operator.token)}"
+    try:
+        with database.transaction() as session:
+            session.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"),
+                {"key": advisory_lock_key(caller, "busy-key")},
+            )
+            refused = operator.post("/v1/players", {}, key="busy-key")
+    finally:
+        database.dispose()
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "idempotency_in_flight"
+    assert operator.post("/v1/players", {}, key="busy-key").status_code == 201
+
+
+def _token_id(database: Database, token: str) -> int:
+    with database.sessions() as session:
+        return authenticate(session, f"Bearer {token}").token_id
