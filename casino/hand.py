@@ -124,11 +124,11 @@ def deal(rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int = 0) -> Hand
     """Deal the first two cards; settle at once unless they tie."""
     _check_wager(bet, tie_bet)
     player_card, dealer_card = draw_cards(seeds, _shoe(rules), 2)
-    hand = Hand(rules, seeds, bet, tie_bet, player_card, dealer_card)
-    if hand.first_deal_tied:
-        return hand
-    higher = compare(player_card, dealer_card, ace_low=rules.ace_low) > 0
-    return replace(hand, outcome=Outcome.PLAYER_WIN if higher else Outcome.DEALER_WIN)
+    difference = compare(player_card, dealer_card, ace_low=rules.ace_low)
+    outcome = (
+        None if difference == 0 else Outcome.PLAYER_WIN if difference > 0 else Outcome.DEALER_WIN
+    )
+    return Hand(rules, seeds, bet, tie_bet, player_card, dealer_card, outcome=outcome)
 
 
 def decide(hand: Hand, action: Action) -> Hand:
