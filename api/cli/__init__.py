@@ -14,7 +14,13 @@ from typing import Final, Protocol, cast
 from api.cli.common import EXIT_USAGE, Subparsers, UsageError
 from casino.errors import GameError
 
-COMMAND_MODULES: Final = ("api.cli.game", "api.cli.service")
+COMMAND_MODULES: Final = (
+    "api.cli.game",
+    "api.cli.service",
+    "api.cli.audit",
+    "api.cli.report",
+    "api.cli.hands",
+)
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -1,0 +1,234 @@
+"""Response bodies of the audit and report endpoints (auditor and operator back offices)."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from api.schemas import HandView, ResponseBody, Rules, WarView
+
+# Audit of one hand
+
+
+class AuditDifference(ResponseBody):
+    field: str = Field(description="What disagrees: a hand field, or `ledger.<kind>.<what>`.")
+    recorded: Any = Field(description="What the hand record or the ledger holds.")
+    derived: Any = Field(description="What the replay from seeds and recorded rules says.")
+    transaction_ids: list[int] | None = None
+
+
+class AuditVerdict(ResponseBody):
+    verdict: Literal["match", "mismatch"]
+    differences: list[AuditDifference]
+
+
+class AuditSeeds(ResponseBody):
+    seed_pair_id: int
+    server_seed: str
+    server_seed_hash: str
+    client_seed: str
+    nonce: int
+    revealed_at: datetime | None
+    commitment_ok: bool = Field(description="SHA-256 of the server seed's bytes is the hash.")
+
+
+class DerivedHand(ResponseBody):
+    status: Literal["awaiting_decision", "settled"]
+    cards: list[str] = Field(description="Every card drawn, in dealing order.")
+    player_card: str
+    dealer_card: str
+    war: WarView | None
+    decision: Literal["war", "surrender"] | None
+    outcome: str | None
+    bet: int
+    tie_bet: int
+    raise_amount: int = Field(alias="raise")
+    total_staked: int
+    total_returned: int | None
+    main_net: int | None
+    tie_net: int
+    net: int | None
+
+
+class LedgerEntryView(ResponseBody):
+    account: str
+    currency: str
+    amount: int = Field(description="Signed: positive debits, negative credits.")
+
+
+class LedgerTransactionView(ResponseBody):
+    id: int
+    seq: int
+    kind: str
+    reference: str | None
+    posted_at: datetime
+    entries: list[LedgerEntryView]
+    hash: str
+
+
+class FirstDeal(ResponseBody):
+    player_card: str
+    dealer_card: str
+
+
+class GameRecall(ResponseBody):
+    """What a regulator's game-recall asks for, in one place."""
+
+    started_at: datetime
+    ended_at: datetime | None
+    balance_before: int
+    balance_after: int | None
+    total_staked: int
+    total_returned: int | None
+    net: int | None
+    decision: Literal["war", "surrender"] | None
+    decided_by: Literal["player", "timeout"] | None
+    first_deal: FirstDeal
+    war: WarView | None
+    outcome: str | None
+    rules: Rules
+
+
+class HandAudit(ResponseBody):
+    hand: HandView
+    seeds: AuditSeeds
+    derived: DerivedHand | None = Field(description="Null when the hand cannot be replayed.")
+    ledger_transactions: list[LedgerTransactionView]
+    verdict: AuditVerdict
+    recall: GameRecall
+
+
+# Ledger integrity
+
+
+class IntegrityProblem(ResponseBody):
+    table: str
+    row_id: int | None
+    code: str
+    detail: str
+    seq: int | None = None
+
+
+class ChainHead(ResponseBody):
+    seq: int
+    hash: str
+
+
+class HashChainSection(ResponseBody):
+    ok: bool
+    transactions_checked: int
+    head: ChainHead
+    problems: list[IntegrityProblem]
+
+
+class TrialBalanceSection(ResponseBody):
+    ok: bool
+    entries_checked: int
+    by_currency: dict[str, int] = Field(description="Sum of all entries; zero when balanced.")
+    problems: list[IntegrityProblem]
+
+
+class StoredBalancesSection(ResponseBody):
+    ok: bool
+    accounts_checked: int
+    problems: list[IntegrityProblem]
+
+
+class HeldCurrency(ResponseBody):
+    currency: str
+    held: int
+    unsettled_stakes: int
+    unsettled_hands: int
+    ok: bool
+
+
+class HeldSection(ResponseBody):
+    ok: bool
+    by_currency: list[HeldCurrency]
+    problems: list[IntegrityProblem]
+
+
+class ReferencesSection(ResponseBody):
+    ok: bool
+    problems: list[IntegrityProblem]
+
+
+class LedgerIntegrity(ResponseBody):
+    ok: bool
+    hash_chain: HashChainSection
+    trial_balance: TrialBalanceSection
+    stored_balances: StoredBalancesSection
+    held_for_unsettled_hands: HeldSection
+    hand_references: ReferencesSection
+    other_problems: list[IntegrityProblem]
+
+
+# Reports
+
+
+class PayoutRow(ResponseBody):
+    day: str | None = Field(default=None, description="Gaming day (group_by=day).")
+    table_id: int | None = Field(default=None, description="group_by=table.")
+    player_id: int | None = Field(default=None, description="group_by=player.")
+    currency: str
+    hands: int
+    handle: int = Field(description="Everything staked: bets, raises and tie bets (ledger).")
+    returned: int = Field(description="Everything returned to wallets (ledger).")
+    house_win: int = Field(description="handle - returned.")
+    hold: float | None = Field(description="house_win / handle; null when handle is 0.")
+    theoretical_win: int = Field(description="Expected house win from the exact odds.")
+    theoretical_hold: float | None
+    ties: int
+    wars: int
+    surrenders: int
+    tie_bets_won: int
+
+
+class GamingDayWindow(ResponseBody):
+    timezone: str
+    start_hour: int
+    utc_start: datetime
+    utc_end: datetime
+
+
+class PayoutDiscrepancy(ResponseBody):
+    hand_id: int
+    field: str
+    ledger: int | None
+    record: int
+
+
+class PayoutDiscrepancies(ResponseBody):
+    count: int
+    items: list[PayoutDiscrepancy] = Field(description="The first 1000.")
+
+
+class PayoutReportView(ResponseBody):
+    from_day: str = Field(alias="from")
+    to_day: str = Field(alias="to")
+    group_by: Literal["day", "table", "player"]
+    gaming_day: GamingDayWindow
+    rows: list[PayoutRow]
+    totals: list[PayoutRow] = Field(description="One per currency; key fields null.")
+    discrepancies: PayoutDiscrepancies
+
+
+class UnfinishedHandView(ResponseBody):
+    id: int
+    player_id: int
+    table_id: int
+    currency: str
+    bet: int
+    tie_bet: int
+    total_staked: int
+    player_card: str
+    dealer_card: str
+    created_at: datetime
+    waiting_seconds: int
+    overdue: bool = Field(description="Waiting longer than the decision timeout.")
+
+
+class UnfinishedReport(ResponseBody):
+    timeout_seconds: int
+    abandoned_tie_action: Literal["surrender", "war"]
+    items: list[UnfinishedHandView]

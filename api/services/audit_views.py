@@ -1,0 +1,119 @@
+"""The audit endpoints' bodies, assembled from the replay (`audit`) and integrity checks."""
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from api.audit_schemas import (
+    AuditDifference,
+    AuditSeeds,
+    AuditVerdict,
+    DerivedHand,
+    FirstDeal,
+    GameRecall,
+    HandAudit,
+    LedgerEntryView,
+    LedgerIntegrity,
+    LedgerTransactionView,
+)
+from api.db.models import HandRecord, SeedPair
+from api.problems import not_found
+from api.schemas import WarView
+from api.services import hands, tables
+from api.services.audit import Replayer, audit_one_hand
+from api.services.audit_ledger import audit_ledger
+from api.services.hand_ledger import reference
+from casino.hand import Hand
+from ledger.posting import transactions_for_reference
+
+
+def _derived(hand: Hand) -> DerivedHand:
+    war = (
+        WarView(
+            burned=list(hand.war.burned),
+            player_card=hand.war.player_card,
+            dealer_card=hand.war.dealer_card,
+        )
+        if hand.war is not None
+        else None
+    )
+    body: dict[str, Any] = {
+        "status": hand.status.value,
+        "cards": list(hand.cards),
+        "player_card": hand.player_card,
+        "dealer_card": hand.dealer_card,
+        "war": war,
+        "decision": hand.decision.value if hand.decision is not None else None,
+        "outcome": hand.outcome.value if hand.outcome is not None else None,
+        "bet": hand.bet,
+        "tie_bet": hand.tie_bet,
+        "raise": hand.raise_amount,
+        "total_staked": hand.total_staked,
+        "total_returned": hand.total_returned,
+        "main_net": hand.main_net,
+        "tie_net": hand.tie_net,
+        "net": hand.net,
+    }
+    return DerivedHand.model_validate(body)
+
+
+def hand_audit(session: Session, hand_id: int) -> HandAudit:
+    """One hand, its seeds (always shown to an auditor), its replay, its ledger, the verdict."""
+    audit = audit_one_hand(session, hand_id)
+    if audit is None:
+        raise not_found("hand")
+    record = session.get_one(HandRecord, hand_id)
+    pair = session.get_one(SeedPair, record.seed_pair_id)
+    view = hands.to_view(record, pair, reveal=True)
+    posted = transactions_for_reference(session, reference(hand_id))
+    return HandAudit(
+        hand=view,
+        seeds=AuditSeeds(
+            seed_pair_id=pair.id,
+            server_seed=pair.server_seed,
+            server_seed_hash=pair.server_seed_hash,
+            client_seed=pair.client_seed,
+            nonce=record.nonce,
+            revealed_at=pair.revealed_at,
+            commitment_ok=Replayer().commitment_ok(audit.row),
+        ),
+        derived=_derived(audit.derived) if audit.derived is not None else None,
+        ledger_transactions=[
+            LedgerTransactionView(
+                id=txn.id,
+                seq=txn.seq,
+                kind=txn.kind,
+                reference=txn.reference,
+                posted_at=txn.posted_at,
+                entries=[
+                    LedgerEntryView(account=e.account, currency=e.currency, amount=e.amount)
+                    for e in txn.entries
+                ],
+                hash=txn.hash,
+            )
+            for txn in posted
+        ],
+        verdict=AuditVerdict(
+            verdict="mismatch" if audit.differences else "match",
+            differences=[AuditDifference.model_validate(d.as_dict()) for d in audit.differences],
+        ),
+        recall=GameRecall(
+            started_at=record.created_at,
+            ended_at=record.settled_at,
+            balance_before=record.balance_before,
+            balance_after=record.balance_after,
+            total_staked=record.total_staked,
+            total_returned=record.total_returned,
+            net=record.net,
+            decision=view.decision,
+            decided_by=view.decided_by,
+            first_deal=FirstDeal(player_card=record.player_card, dealer_card=record.dealer_card),
+            war=view.war,
+            outcome=record.outcome,
+            rules=tables.rules_view(record.rules),
+        ),
+    )
+
+
+def ledger_integrity(session: Session) -> LedgerIntegrity:
+    return LedgerIntegrity.model_validate(audit_ledger(session).as_dict())

@@ -1,0 +1,33 @@
+"""Gaming days: the reporting calendar of a casino, not the UTC calendar.
+
+A gaming day D runs from D at `start_hour` local time to D+1 at `start_hour` local time, in
+the configured time zone. Local boundaries are converted to UTC with zoneinfo, so a day on
+which the clocks change is 23 or 25 hours long, and consecutive days always tile: the end of
+D is computed exactly as the start of D+1. Queries then filter by a plain UTC range, which
+the indexes on `created_at` / `settled_at` serve.
+"""
+
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+
+def day_start(day: date, zone: ZoneInfo, start_hour: int) -> datetime:
+    """The UTC instant gaming day `day` begins (a non-existent local hour resolves as zoneinfo
+    does with fold=0, the same way for the day that ends there, so days still tile)."""
+    local = datetime.combine(day, time(start_hour), tzinfo=zone)
+    return local.astimezone(UTC)
+
+
+def day_bounds(
+    first: date, last: date, zone: ZoneInfo, start_hour: int
+) -> tuple[datetime, datetime]:
+    """The half-open UTC range [start, end) covering gaming days `first` to `last` inclusive."""
+    return day_start(first, zone, start_hour), day_start(last + timedelta(days=1), zone, start_hour)
+
+
+def gaming_day(moment: datetime, zone: ZoneInfo, start_hour: int) -> date:
+    """The gaming day an instant belongs to."""
+    local = moment.astimezone(zone)
+    if local.hour >= start_hour:
+        return local.date()
+    return local.date() - timedelta(days=1)

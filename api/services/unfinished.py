@@ -1,0 +1,182 @@
+"""Hands awaiting a decision, and the house resolving the abandoned ones.
+
+A tie waits for the player. Once it has waited longer than `decision_timeout_seconds` the
+house resolves it with `abandoned_tie_action`: surrender by default, because resolving must
+never take more of the player's money without their consent. If `war` is configured and the
+wallet cannot cover the raise, the hand is surrendered instead. A table that forbids
+surrender leaves a configured surrender nothing to do: the hand is skipped and reported, for
+a person to settle with the player. Each hand is resolved in its own transaction, recorded
+with `decided_by = "timeout"`.
+"""
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import String, cast, select
+from sqlalchemy.orm import Session
+
+from api.db.database import Database
+from api.db.models import HandRecord
+from api.problems import Problem
+from api.services.hands import decide_hand
+from casino.errors import SurrenderNotAllowed
+from casino.hand import Action, HandStatus
+from ledger.errors import LimitExceeded
+
+Resolution = Literal["surrender", "war", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class UnfinishedHand:
+    id: int
+    player_id: int
+    table_id: int
+    currency: str
+    bet: int
+    tie_bet: int
+    total_staked: int
+    player_card: str
+    dealer_card: str
+    created_at: datetime
+    waiting_seconds: int
+    overdue: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "player_id": self.player_id,
+            "table_id": self.table_id,
+            "currency": self.currency,
+            "bet": self.bet,
+            "tie_bet": self.tie_bet,
+            "total_staked": self.total_staked,
+            "player_card": self.player_card,
+            "dealer_card": self.dealer_card,
+            "created_at": self.created_at.isoformat(),
+            "waiting_seconds": self.waiting_seconds,
+            "overdue": self.overdue,
+        }
+
+
+def unfinished_hands(
+    session: Session, timeout_seconds: int, now: datetime | None = None
+) -> list[UnfinishedHand]:
+    """Every hand awaiting a decision, oldest first (there is at most one per player)."""
+    moment = now or datetime.now(UTC)
+    h = HandRecord.__table__.c
+    rows = session.execute(
+        select(
+            h.id,
+            h.player_id,
+            h.table_id,
+            h.currency,
+            h.bet,
+            h.tie_bet,
+            h.total_staked,
+            h.player_card,
+            h.dealer_card,
+            h.created_at,
+        )
+        .where(h.status == HandStatus.AWAITING_DECISION.value)
+        .order_by(h.created_at, h.id)
+    ).all()
+    limit = timedelta(seconds=timeout_seconds)
+    return [
+        UnfinishedHand(
+            id=row.id,
+            player_id=row.player_id,
+            table_id=row.table_id,
+            currency=row.currency,
+            bet=row.bet,
+            tie_bet=row.tie_bet,
+            total_staked=row.total_staked,
+            player_card=row.player_card,
+            dealer_card=row.dealer_card,
+            created_at=row.created_at,
+            waiting_seconds=int((moment - row.created_at).total_seconds()),
+            overdue=moment - row.created_at > limit,
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedHand:
+    hand_id: int
+    resolution: Resolution
+    reason: str
+    outcome: str | None = None
+    net: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "hand_id": self.hand_id,
+            "resolution": self.resolution,
+            "reason": self.reason,
+            "outcome": self.outcome,
+            "net": self.net,
+        }
+
+
+def _surrender_allowed(session: Session, hand_id: int) -> bool:
+    rules = session.scalar(
+        select(cast(HandRecord.__table__.c.rules, String)).where(HandRecord.id == hand_id)
+    )
+    return bool(json.loads(rules or "{}").get("surrender_allowed", True))
+
+
+def _decide(database: Database, hand_id: int, action: Action) -> ResolvedHand:
+    with database.transaction() as session:
+        view = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
+    return ResolvedHand(hand_id, action.value, "timeout", view.outcome, view.net)
+
+
+def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
+    """Resolve one abandoned hand in its own transaction(s)."""
+    with database.sessions() as session:
+        surrender_ok = _surrender_allowed(session, hand_id)
+    try:
+        if configured is Action.WAR:
+            try:
+                return _decide(database, hand_id, Action.WAR)
+            except LimitExceeded:
+                if not surrender_ok:
+                    return ResolvedHand(
+                        hand_id,
+                        "skipped",
+                        "the wallet cannot cover the raise and the table forbids surrender",
+                    )
+                resolved = _decide(database, hand_id, Action.SURRENDER)
+                return ResolvedHand(
+                    hand_id,
+                    "surrender",
+                    "the wallet cannot cover the raise: surrendered instead",
+                    resolved.outcome,
+                    resolved.net,
+                )
+        if not surrender_ok:
+            return ResolvedHand(
+                hand_id,
+                "skipped",
+                "the table forbids surrender and war would take money without consent",
+            )
+        return _decide(database, hand_id, Action.SURRENDER)
+    except SurrenderNotAllowed:
+        return ResolvedHand(hand_id, "skipped", "the table forbids surrender")
+    except Problem as problem:  # decided by the player meanwhile, or gone
+        return ResolvedHand(hand_id, "skipped", f"{problem.code}: {problem.detail}")
+
+
+def resolve_abandoned(
+    database: Database,
+    timeout_seconds: int,
+    configured: Literal["surrender", "war"],
+    now: datetime | None = None,
+) -> list[ResolvedHand]:
+    """Resolve every hand that has waited longer than the timeout."""
+    with database.sessions() as session:
+        overdue = [h.id for h in unfinished_hands(session, timeout_seconds, now) if h.overdue]
+    action = Action(configured)
+    return [resolve_one(database, hand_id, action) for hand_id in overdue]

@@ -1,0 +1,133 @@
+"""Helpers shared by the audit and report tests: hands played through the real services.
+
+Playing through `api.services` (one transaction per step, as the API does) keeps these
+tests fast while every row, ledger posting and hash is the real thing.
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+from sqlalchemy import Engine, select, text
+
+from api.db.database import Database
+from api.db.models import CasinoTable
+from api.schemas import HandView
+from api.services import cashier, hands, players
+from api.services.tables import ensure_standard_table
+from casino.hand import Action
+
+
+@contextmanager
+def connected(url: str) -> Iterator[Database]:
+    database = Database.connect(url)
+    try:
+        with database.transaction() as session:
+            ensure_standard_table(session, "USD")
+        yield database
+    finally:
+        database.dispose()
+
+
+def standard_table(database: Database) -> int:
+    with database.sessions() as session:
+        table_id = session.scalar(select(CasinoTable.id).where(CasinoTable.name == "standard"))
+    assert table_id is not None
+    return table_id
+
+
+def new_player(database: Database, deposit: int = 1_000_000) -> int:
+    with database.transaction() as session:
+        player_id = players.create_player(session, "Ada", None).id
+        if deposit:
+            cashier.deposit(session, player_id, deposit, "USD", "USD")
+    return player_id
+
+
+def deposit(database: Database, player_id: int, amount: int) -> None:
+    with database.transaction() as session:
+        cashier.deposit(session, player_id, amount, "USD", "USD")
+
+
+def open_hand(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandView:
+    with database.transaction() as session:
+        return hands.open_hand(session, player_id, standard_table(database), bet, tie_bet)
+
+
+def decide(database: Database, hand_id: int, player_id: int, action: str) -> HandView:
+    with database.transaction() as session:
+        return hands.decide_hand(session, hand_id, Action(action), player_id=player_id)
+
+
+def play_tie(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandView:
+    """Open hands until one ties (left awaiting a decision); the others settle at once."""
+    for _ in range(1000):
+        hand = open_hand(database, player_id, bet, tie_bet)
+        if hand.status == "awaiting_decision":
+            return hand
+    raise AssertionError("no tie in 1000 hands")
+
+
+def play_settled(
+    database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0, action: str = "war"
+) -> HandView:
+    """One settled hand; a tie is decided with `action`."""
+    hand = open_hand(database, player_id, bet, tie_bet)
+    if hand.status == "awaiting_decision":
+        hand = decide(database, hand.id, player_id, action)
+    return hand
+
+
+def drop_ledger_triggers(engine: Engine) -> None:
+    """Remove the ledger's immutability triggers, as an attacker with raw SQL access would."""
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(text("DROP FUNCTION IF EXISTS ledger_refuse_change() CASCADE"))
+            return
+        names = connection.execute(
+            text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'ledger_%'")
+        ).scalars()
+        for name in list(names):
+            connection.execute(text(f"DROP TRIGGER {name}"))
+
+
+def execute(engine: Engine, statement: str, **params: object) -> None:
+    with engine.begin() as connection:
+        connection.execute(text(statement), params)
+
+
+def use_database(monkeypatch: pytest.MonkeyPatch, url: str, **settings: str) -> None:
+    """Point the command line at `url` (and any other CASINO_WAR_* setting)."""
+    from api.settings import get_settings
+
+    monkeypatch.setenv("CASINO_WAR_DATABASE_URL", url)
+    for name, value in settings.items():
+        monkeypatch.setenv(f"CASINO_WAR_{name.upper()}", value)
+    get_settings.cache_clear()
+
+
+class Caller:
+    """A test client holding one bearer token."""
+
+    def __init__(self, client: TestClient[Litestar], token: str) -> None:
+        self.client = client
+        self.token = token
+
+    def get(
+        self, path: str, headers: dict[str, str] | None = None, **params: object
+    ) -> httpx.Response:
+        return self.client.get(
+            path,
+            headers={"Authorization": f"Bearer {self.token}", **(headers or {})},
+            params=params,  # type: ignore[arg-type]
+        )
+
+
+def token(database: Database, role: str, player_id: int | None = None) -> str:
+    from api.auth import Role, issue_token
+
+    with database.transaction() as session:
+        return issue_token(session, Role(role), name=f"test {role}", player_id=player_id)

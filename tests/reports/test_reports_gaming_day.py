@@ -1,0 +1,63 @@
+"""Gaming days: start-hour boundaries and days on which the clocks change."""
+
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from api.services.gaming_day import day_bounds, day_start, gaming_day
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+def test_a_hand_at_0559_local_belongs_to_the_previous_gaming_day() -> None:
+    before = datetime(2026, 6, 10, 5, 59, tzinfo=NEW_YORK)
+    at = datetime(2026, 6, 10, 6, 0, tzinfo=NEW_YORK)
+    assert gaming_day(before.astimezone(UTC), NEW_YORK, 6) == date(2026, 6, 9)
+    assert gaming_day(at.astimezone(UTC), NEW_YORK, 6) == date(2026, 6, 10)
+
+
+def test_spring_forward_calendar_day_is_a_23_hour_gaming_day() -> None:
+    start, end = day_bounds(date(2026, 3, 8), date(2026, 3, 8), NEW_YORK, 0)
+    assert end - start == timedelta(hours=23)
+
+
+def test_with_a_6am_start_the_gaming_day_holding_the_change_is_the_one_before() -> None:
+    # The clocks change at 02:00 on 8 March, inside gaming day 7 March (06:00 to 06:00).
+    start, end = day_bounds(date(2026, 3, 7), date(2026, 3, 7), NEW_YORK, 6)
+    assert start == datetime(2026, 3, 7, 11, tzinfo=UTC)  # 06:00 EST
+    assert end == datetime(2026, 3, 8, 10, tzinfo=UTC)  # 06:00 EDT
+    assert end - start == timedelta(hours=23)
+    start, end = day_bounds(date(2026, 3, 8), date(2026, 3, 8), NEW_YORK, 6)
+    assert end - start == timedelta(hours=24)
+
+
+def test_fall_back_gaming_day_is_25_hours() -> None:
+    start, end = day_bounds(date(2026, 11, 1), date(2026, 11, 1), NEW_YORK, 0)
+    assert end - start == timedelta(hours=25)
+    start, end = day_bounds(date(2026, 10, 31), date(2026, 10, 31), NEW_YORK, 6)
+    assert end - start == timedelta(hours=25)
+
+
+def test_a_start_hour_inside_the_skipped_hour_still_tiles() -> None:
+    assert day_start(date(2026, 3, 8), NEW_YORK, 2) < day_start(date(2026, 3, 9), NEW_YORK, 2)
+    moment = day_start(date(2026, 3, 8), NEW_YORK, 2)
+    assert gaming_day(moment, NEW_YORK, 2) == date(2026, 3, 8)
+    assert gaming_day(moment - timedelta(microseconds=1), NEW_YORK, 2) == date(2026, 3, 7)
+
+
+@given(
+    moment=st.datetimes(
+        min_value=datetime(2020, 1, 1), max_value=datetime(2035, 1, 1), timezones=st.just(UTC)
+    ),
+    hour=st.integers(0, 23),
+    zone=st.sampled_from(["America/New_York", "Europe/London", "Australia/Sydney", "UTC"]),
+)
+def test_every_instant_lies_within_the_bounds_of_its_gaming_day(
+    moment: datetime, hour: int, zone: str
+) -> None:
+    tz = ZoneInfo(zone)
+    day = gaming_day(moment, tz, hour)
+    start, end = day_bounds(day, day, tz, hour)
+    assert start <= moment < end
