@@ -60,7 +60,7 @@ def client(settings: Settings) -> Iterator[TestClient[Litestar]]:
         yield test_client
 
 
-def _token(settings: Settings, role: Role) -> str:
+def issue_test_token(settings: Settings, role: Role) -> str:
     database = Database.connect(settings.database_url)
     try:
         with database.transaction() as session:
@@ -71,12 +71,12 @@ def _token(settings: Settings, role: Role) -> str:
 
 @pytest.fixture
 def operator(client: TestClient[Litestar], settings: Settings) -> Caller:
-    return Caller(client, _token(settings, Role.OPERATOR))
+    return Caller(client, issue_test_token(settings, Role.OPERATOR))
 
 
 @pytest.fixture
 def auditor(client: TestClient[Litestar], settings: Settings) -> Caller:
-    return Caller(client, _token(settings, Role.AUDITOR))
+    return Caller(client, issue_test_token(settings, Role.AUDITOR))
 
 
 def new_player(operator: Caller, deposit: int = 0, currency: str = "USD") -> tuple[Caller, int]:
@@ -168,7 +168,7 @@ class LiveServer:
             self._process = None
 
     def token(self, role: Role) -> str:
-        return _token(Settings(database_url=self.database_url), role)
+        return issue_test_token(Settings(database_url=self.database_url), role)
 
 
 def _free_port() -> int:

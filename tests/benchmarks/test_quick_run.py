@@ -1,0 +1,106 @@
+"""The benchmark runs end to end on tiny sizes and reports every figure; no timing asserted.
+
+PostgreSQL is measured when CASINO_WAR_TEST_POSTGRES_URL names a server (as in CI);
+otherwise its figures must be reported unavailable (null), not crash the run.
+"""
+
+import json
+import os
+from numbers import Real
+from typing import Any
+
+import pytest
+
+from benchmarks.plan import TINY
+from benchmarks.report import text
+from benchmarks.runner import run
+
+TOP_LEVEL = {
+    "mode",
+    "started_at",
+    "machine",
+    "settings",
+    "http",
+    "limits",
+    "ledger",
+    "audit",
+    "simulation",
+    "unavailable",
+    "ratios",
+    "goals",
+    "seconds",
+}
+RATIOS = {
+    "postgresql_hands_vs_pgbench_tps",
+    "postgresql_hands_vs_noop_requests",
+    "sqlite_hands_vs_noop_requests",
+    "sqlite_hands_vs_raw_sqlite_tps",
+    "ledger_postings_vs_limit_tps_1_client",
+}
+POINT = {"clients", "seconds", "requests_per_second", "errors", "latency_ms"}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+@pytest.fixture(scope="module")
+def document() -> dict[str, Any]:
+    postgres_url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+    plan = TINY if postgres_url else TINY.with_databases(("sqlite",))
+    result = run(plan, postgres_url)
+    json.dumps(result)  # one JSON document: everything in it serialises
+    return result
+
+
+@pytest.mark.slow
+def test_the_document_has_every_section_and_names_its_mode(document: dict[str, Any]) -> None:
+    assert document.keys() >= TOP_LEVEL
+    assert document["mode"] == "tiny"
+    assert set(document["ratios"]) == RATIOS
+    assert {"pgbench", "sqlite_raw", "noop_http"} <= document["limits"].keys()
+
+
+@pytest.mark.slow
+def test_sqlite_hands_are_measured_at_every_client_count(document: dict[str, Any]) -> None:
+    section = document["http"]["sqlite"]
+    assert section["available"]
+    for clients in ("1", "2"):
+        point = section["points"][clients]
+        assert point.keys() >= POINT
+        assert point["errors"] == 0, point["first_error"]
+        assert point["hands_per_second"] > 0
+        assert {"p50", "p99"} <= point["latency_ms"].keys()
+        assert _is_number(document["limits"]["sqlite_raw"]["points"][clients]["tps"])
+
+
+@pytest.mark.slow
+def test_ratios_are_numbers_where_both_sides_were_measured(document: dict[str, Any]) -> None:
+    postgres = document["http"].get("postgresql", {}).get("available", False)
+    pgbench = document["limits"]["pgbench"]["available"]
+    for name, values in document["ratios"].items():
+        for value in values.values():
+            measured = ("postgresql" not in name or postgres) and ("pgbench" not in name or pgbench)
+            if measured:
+                assert _is_number(value), (name, values)
+            else:
+                assert value is None or _is_number(value)
+    assert _is_number(document["ratios"]["sqlite_hands_vs_noop_requests"]["1"])
+
+
+@pytest.mark.slow
+def test_audit_ledger_and_simulation_figures_are_reported(document: dict[str, Any]) -> None:
+    audit = document["audit"]
+    assert set(audit["sizes"]) == {"50", "100"}
+    for point in audit["sizes"].values():
+        assert point["mismatches"] == 0
+        assert _is_number(point["hands_per_second"]) and _is_number(point["peak_traced_mib"])
+    assert _is_number(document["ledger"]["sqlite"]["postings_per_second"])
+    assert _is_number(document["simulation"]["hands_per_second"])
+    assert {goal["goal"] for goal in document["goals"]} >= {"audit_hands_per_second"}
+
+
+@pytest.mark.slow
+def test_the_text_report_renders(document: dict[str, Any]) -> None:
+    rendered = text(document)
+    assert "goals:" in rendered and "clients" in rendered
