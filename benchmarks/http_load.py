@@ -56,7 +56,15 @@ async def _post(
 ) -> dict[str, Any] | None:
     """One timed POST; None (and an error counted) unless it succeeded."""
     started = time.perf_counter()
-    response = await client.post(path, json=body, headers={"Idempotency-Key": _key()})
+    try:
+        response = await client.post(path, json=body, headers={"Idempotency-Key": _key()})
+    except httpx.HTTPError as error:  # the server went away: count it, do not spin
+        if window.measuring:
+            window.errors += 1
+        if window.first_error is None:
+            window.first_error = f"{path}: {type(error).__name__}: {error}"
+        await asyncio.sleep(0.1)
+        return None
     elapsed = time.perf_counter() - started
     if window.measuring:
         window.requests += 1
@@ -98,9 +106,9 @@ def hand_step(table_id: int, bet: int) -> Step:
 
 async def noop_step(client: httpx.AsyncClient, window: Window) -> None:
     """One request to the do-nothing endpoint: the HTTP stack's unit of work."""
-    if await _post(client, window, "/noop", {"table_id": 1, "bet": 100}) is not None:
-        if window.measuring:
-            window.units += 1
+    answered = await _post(client, window, "/noop", {"table_id": 1, "bet": 100})
+    if answered is not None and window.measuring:
+        window.units += 1
 
 
 async def _client_loop(client: httpx.AsyncClient, window: Window, step: Step) -> None:
@@ -135,9 +143,7 @@ def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
     )
 
 
-def run_point(
-    base_url: str, tokens: list[str | None], step: Step, plan: Plan
-) -> dict[str, Any]:
+def run_point(base_url: str, tokens: list[str | None], step: Step, plan: Plan) -> dict[str, Any]:
     """Drive `len(tokens)` concurrent clients through `step`; the point's figures."""
     clients = [_client(base_url, token) for token in tokens]
     window, elapsed = asyncio.run(
@@ -177,34 +183,57 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
-def create_players(base_url: str, operator: str, count: int, deposit: int) -> list[Player]:
-    """`count` players through the API, each with `deposit` in their wallet."""
-    players: list[Player] = []
+async def _create_player(client: httpx.AsyncClient, number: int, deposit: int) -> Player:
+    created = _checked(
+        await client.post(
+            "/v1/players",
+            json={"display_name": f"bench {number}"},
+            headers={"Idempotency-Key": _key()},
+        )
+    )
+    _checked(
+        await client.post(
+            "/v1/cashier/deposits",
+            json={"player_id": created["id"], "amount": deposit, "currency": "USD"},
+            headers={"Idempotency-Key": _key()},
+        )
+    )
+    return Player(created["token"], int(created["id"]))
+
+
+async def _create_players(base_url: str, operator: str, count: int, deposit: int) -> list[Player]:
     headers = {"Authorization": f"Bearer {operator}"}
-    with httpx.Client(base_url=base_url, headers=headers, timeout=60) as client:
-        for number in range(count):
-            created = _checked(
-                client.post(
-                    "/v1/players",
-                    json={"display_name": f"bench {number}"},
-                    headers={"Idempotency-Key": _key()},
-                )
-            )
-            _checked(
-                client.post(
-                    "/v1/cashier/deposits",
-                    json={"player_id": created["id"], "amount": deposit, "currency": "USD"},
-                    headers={"Idempotency-Key": _key()},
-                )
-            )
-            players.append(Player(created["token"], int(created["id"])))
-    return players
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client:
+        return list(
+            await asyncio.gather(*(_create_player(client, n, deposit) for n in range(count)))
+        )
+
+
+def create_players(base_url: str, operator: str, count: int, deposit: int) -> list[Player]:
+    """`count` players through the API (concurrently), each with `deposit` in their wallet."""
+    return asyncio.run(_create_players(base_url, operator, count, deposit))
 
 
 def standard_table(base_url: str, token: str) -> int:
     with httpx.Client(base_url=base_url, timeout=60) as client:
         page = _checked(client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"}))
     return next(int(t["id"]) for t in page["items"] if t["name"] == "standard")
+
+
+def idle_latency_ms(base_url: str, samples: int = 20) -> float:
+    """Median `GET /ready` on one keep-alive connection, no load: the per-request floor.
+
+    About 40 ms here, against about 1 ms, is Nagle's algorithm meeting delayed ACKs on a
+    socket without TCP_NODELAY (uvicorn's --workers N path, Kludex/uvicorn#3149).
+    """
+    timings: list[float] = []
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        client.get("/ready")
+        for _ in range(samples):
+            started = time.perf_counter()
+            client.get("/ready")
+            timings.append(time.perf_counter() - started)
+    return round(sorted(timings)[len(timings) // 2] * 1000, 3)
 
 
 def hands_curve(base_url: str, database_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
@@ -223,6 +252,5 @@ def hands_curve(base_url: str, database_url: str, plan: Plan) -> dict[str, dict[
 def noop_curve(base_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
     """Requests per second of the do-nothing endpoint at each client count."""
     return {
-        str(count): run_point(base_url, [None] * count, noop_step, plan)
-        for count in plan.clients
+        str(count): run_point(base_url, [None] * count, noop_step, plan) for count in plan.clients
     }

@@ -29,10 +29,10 @@ FULL = Plan(mode="full", duration_seconds=10.0, warmup_seconds=2.0)
 
 QUICK = Plan(
     mode="quick",
-    duration_seconds=1.5,
-    warmup_seconds=0.3,
-    ledger_seconds=1.0,
-    audit_sizes=(1_250, 2_500, 5_000),
+    duration_seconds=1.0,
+    warmup_seconds=0.25,
+    ledger_seconds=0.75,
+    audit_sizes=(250, 500, 1_000),
     simulation_hands=20_000,
 )
 
