@@ -1,15 +1,16 @@
 """The HTTP stack's limit: a Litestar endpoint that does nothing, served like the service.
 
-`python -m benchmarks.noop_app --port P --workers N` runs it under `uvicorn.run` with the
-options `casino-war serve` uses, so the only difference from the real service is the work
+`python -m benchmarks.noop_app --port P --workers N` runs it with `api.server.serve`, as
+`casino-war serve` does, so the only difference from the real service is the work
 done inside the handler.
 """
 
 import argparse
 from typing import Any
 
-import uvicorn
 from litestar import Litestar, get, post
+
+from api.server import serve
 
 
 @post("/noop", sync_to_thread=False)
@@ -32,14 +33,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8001)
     parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
-    uvicorn.run(
-        "benchmarks.noop_app:app",
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="info",
-        access_log=False,
-    )
+    serve("benchmarks.noop_app:app", host=args.host, port=args.port, workers=args.workers)
 
 
 if __name__ == "__main__":

@@ -2,12 +2,11 @@
 
 import argparse
 
-import uvicorn
-
 import migrations
 from api.auth import Role, issue_token
 from api.cli.common import EXIT_OK, Subparsers
 from api.db.database import Database
+from api.server import serve
 from api.services.tables import ensure_standard_table
 from api.settings import get_settings
 
@@ -24,14 +23,7 @@ def prepare_database() -> Database:
 
 def _serve(args: argparse.Namespace) -> int:
     prepare_database().dispose()
-    uvicorn.run(
-        "api.asgi:app",
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        log_level="info",
-        access_log=False,
-    )
+    serve("api.asgi:app", host=args.host, port=args.port, workers=args.workers)
     return EXIT_OK
 
 
