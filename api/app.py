@@ -5,6 +5,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.plugins.pydantic import PydanticPlugin
 
+from api.auth import Authenticator
 from api.db.database import Database
 from api.openapi import StrictRequestSchemaPlugin, openapi_config
 from api.problems import EXCEPTION_HANDLERS
@@ -44,7 +45,13 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "settings": Provide(provide_settings, sync_to_thread=False),
             "principal": Provide(provide_principal, sync_to_thread=True),
         },
-        state=State({"database": database, "settings": settings}),
+        state=State(
+            {
+                "database": database,
+                "settings": settings,
+                "authenticator": Authenticator(database),
+            }
+        ),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=openapi_config(),
         plugins=[

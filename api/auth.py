@@ -7,6 +7,7 @@ final comparison is constant-time, so neither the table nor timing reveals a tok
 import hashlib
 import hmac
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -14,6 +15,7 @@ from enum import StrEnum
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.db.database import Database
 from api.db.models import ApiToken
 from api.problems import Problem
 
@@ -73,14 +75,51 @@ def _unauthorized(detail: str) -> Problem:
     return Problem(401, "unauthorized", detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def authenticate(session: Session, authorization: str | None) -> Principal:
+def _presented_hash(authorization: str | None) -> str:
     if not authorization:
         raise _unauthorized("an Authorization: Bearer token is required")
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise _unauthorized("the Authorization header must be 'Bearer <token>'")
-    presented = hash_token(token.strip())
+    return hash_token(token.strip())
+
+
+def _lookup(session: Session, presented: str) -> Principal:
     row = session.scalar(select(ApiToken).where(ApiToken.token_hash == presented))
     if row is None or not hmac.compare_digest(row.token_hash, presented):
         raise _unauthorized("the token is not valid")
     return Principal(token_id=row.id, role=Role(row.role), player_id=row.player_id)
+
+
+def authenticate(session: Session, authorization: str | None) -> Principal:
+    return _lookup(session, _presented_hash(authorization))
+
+
+class Authenticator:
+    """Resolves bearer tokens, remembering valid ones briefly.
+
+    Every request authenticates; without the cache that is a query (and, on SQLite, a
+    transaction) per request on the hot path. Tokens are never edited, so the only staleness
+    is a token deleted from the database working on for up to `ttl_seconds`.
+    """
+
+    def __init__(
+        self, database: Database, *, ttl_seconds: float = 60.0, max_entries: int = 10_000
+    ) -> None:
+        self._database = database
+        self._ttl = ttl_seconds
+        self._max_entries = max_entries
+        self._known: dict[str, tuple[Principal, float]] = {}
+
+    def principal(self, authorization: str | None) -> Principal:
+        presented = _presented_hash(authorization)
+        now = time.monotonic()
+        cached = self._known.get(presented)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        with self._database.reading() as session:
+            principal = _lookup(session, presented)
+        if len(self._known) >= self._max_entries:
+            self._known.clear()
+        self._known[presented] = (principal, now + self._ttl)
+        return principal

@@ -38,7 +38,7 @@ def _unfinished(args: argparse.Namespace) -> int:
     settings = get_settings()
     database = Database.connect(settings.database_url)
     try:
-        with database.sessions() as session:
+        with database.reading() as session:
             items = unfinished_hands(session, settings.decision_timeout_seconds)
     finally:
         database.dispose()

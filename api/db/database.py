@@ -1,7 +1,8 @@
-"""One handle on the database: the engine and units of work over it."""
+"""One handle on the database: the engine, and units of work for writing and for reading."""
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -14,11 +15,24 @@ from ledger.database import make_engine
 class Database:
     engine: Engine
     sessions: sessionmaker[Session]
+    readers: sessionmaker[Session]
+    writer_turn: AbstractContextManager[object]
 
     @classmethod
     def connect(cls, url: str) -> "Database":
         engine = make_engine(url)
-        return cls(engine, sessionmaker(engine, expire_on_commit=False))
+        is_sqlite = engine.dialect.name == "sqlite"
+        # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
+        reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
+        return cls(
+            engine=engine,
+            sessions=sessionmaker(engine, expire_on_commit=False),
+            readers=sessionmaker(reader_engine, expire_on_commit=False),
+            # SQLite has one writer at a time. Queuing this process's writers on a lock is
+            # fair and prompt; left to SQLite's busy handler they poll with growing sleeps,
+            # which shows as a p99 of hundreds of milliseconds under load.
+            writer_turn=threading.Lock() if is_sqlite else nullcontext(),
+        )
 
     @property
     def is_postgresql(self) -> bool:
@@ -27,7 +41,13 @@ class Database:
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """A unit of work: committed if the block returns, rolled back if it raises."""
-        with self.sessions.begin() as session:
+        with self.writer_turn, self.sessions.begin() as session:
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """A read-only session that never holds SQLite's write lock."""
+        with self.readers() as session:
             yield session
 
     def dispose(self) -> None:

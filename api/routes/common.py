@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from api import idempotency
-from api.auth import Principal, authenticate
+from api.auth import Authenticator, Principal
 from api.db.database import Database
 from api.problems import PROBLEM_MEDIA_TYPE, Problem
 from api.schemas import MAX_ID
@@ -101,9 +101,9 @@ def provide_settings(state: State) -> Settings:
     return settings
 
 
-def provide_principal(request: Request[Any, Any, Any], database: DatabaseDependency) -> Principal:
-    with database.sessions() as session:
-        return authenticate(session, request.headers.get("authorization"))
+def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
+    authenticator: Authenticator = state.authenticator
+    return authenticator.principal(request.headers.get("authorization"))
 
 
 def run_idempotent(

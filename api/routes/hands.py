@@ -84,7 +84,7 @@ class SeedController(Controller):
     ) -> RevealedSeedPage:
         """The player's revealed seed pairs, newest first: everything needed to re-derive."""
         player_id = _player_id(principal)
-        with database.sessions() as session:
+        with database.reading() as session:
             return seeds.revealed_pairs(session, player_id, cursor, limit)
 
 
@@ -145,7 +145,7 @@ class HandController(Controller):
         self, hand_id: PathId, database: DatabaseDependency, principal: PrincipalDependency
     ) -> HandView:
         own = principal.player_id if principal.role is Role.PLAYER else None
-        with database.sessions() as session:
+        with database.reading() as session:
             return hands.view_hand(
                 session, hand_id, player_id=own, reveal=principal.role is Role.AUDITOR
             )
@@ -164,7 +164,7 @@ class HandController(Controller):
         """Hand history, newest first; a player sees only their own."""
         if principal.role is Role.PLAYER:
             player_id = principal.player_id
-        with database.sessions() as session:
+        with database.reading() as session:
             return hands.list_hands(
                 session,
                 player_id=player_id,

@@ -17,7 +17,7 @@ def health() -> dict[str, str]:
 def ready(database: DatabaseDependency) -> dict[str, str]:
     """The database answers."""
     try:
-        with database.sessions() as session:
+        with database.reading() as session:
             session.execute(text("SELECT 1"))
     except Exception as error:
         raise Problem(503, "database_unavailable", "the database does not answer") from error

@@ -60,7 +60,7 @@ class PlayerController(Controller):
         """A player's wallet: operators, auditors, or the player themself."""
         if not principal.may_see_player(player_id):
             raise not_found("player")
-        with database.sessions() as session:
+        with database.reading() as session:
             return players.view_player(session, player_id, settings.currency)
 
     @get("/v1/me", sync_to_thread=True, responses=problems(403))
@@ -73,7 +73,7 @@ class PlayerController(Controller):
         """The calling player's own wallet."""
         principal.require(Role.PLAYER)
         assert principal.player_id is not None
-        with database.sessions() as session:
+        with database.reading() as session:
             return players.view_player(session, principal.player_id, settings.currency)
 
 

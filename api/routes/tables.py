@@ -38,7 +38,7 @@ class TableController(Controller):
         cursor: Cursor = None,
     ) -> TablePage:
         """Every table, open or closed, oldest first."""
-        with database.sessions() as session:
+        with database.reading() as session:
             return tables.list_tables(session, cursor, limit)
 
     @get("/{table_id:int}", sync_to_thread=True, responses=problems(404))
@@ -48,7 +48,7 @@ class TableController(Controller):
         database: DatabaseDependency,
         principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
     ) -> TableView:
-        with database.sessions() as session:
+        with database.reading() as session:
             return tables.to_view(tables.get_table(session, table_id))
 
     @command("/", 403, 409)

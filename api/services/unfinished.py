@@ -135,7 +135,7 @@ def _decide(database: Database, hand_id: int, action: Action) -> ResolvedHand:
 
 def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
     """Resolve one abandoned hand in its own transaction(s)."""
-    with database.sessions() as session:
+    with database.reading() as session:
         surrender_ok = _surrender_allowed(session, hand_id)
     try:
         if configured is Action.WAR:
@@ -176,7 +176,7 @@ def resolve_abandoned(
     now: datetime | None = None,
 ) -> list[ResolvedHand]:
     """Resolve every hand that has waited longer than the timeout."""
-    with database.sessions() as session:
+    with database.reading() as session:
         overdue = [h.id for h in unfinished_hands(session, timeout_seconds, now) if h.overdue]
     action = Action(configured)
     return [resolve_one(database, hand_id, action) for hand_id in overdue]

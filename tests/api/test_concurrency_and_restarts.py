@@ -38,7 +38,7 @@ def _funded_player(server: LiveServer, operator: str, amount: int) -> tuple[int,
 def _ledger_is_sound(server: LiveServer) -> None:
     database = Database.connect(server.database_url)
     try:
-        with database.sessions() as session:
+        with database.reading() as session:
             report = verify_ledger(session)
     finally:
         database.dispose()

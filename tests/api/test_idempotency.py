@@ -114,5 +114,5 @@ def test_a_key_still_in_flight_is_refused(operator: Caller, settings: Settings) 
 
 
 def _token_id(database: Database, token: str) -> int:
-    with database.sessions() as session:
+    with database.reading() as session:
         return authenticate(session, f"Bearer {token}").token_id

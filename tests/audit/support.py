@@ -33,7 +33,7 @@ def connected(url: str) -> Iterator[Database]:
 
 
 def standard_table(database: Database) -> int:
-    with database.sessions() as session:
+    with database.reading() as session:
         table_id = session.scalar(select(CasinoTable.id).where(CasinoTable.name == "standard"))
     assert table_id is not None
     return table_id

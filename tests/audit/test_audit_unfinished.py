@@ -36,7 +36,7 @@ def test_a_tie_is_resolved_only_once_the_timeout_has_passed(database: Database) 
     _, hand_id = _tie(database)
     with freeze_time(DEALT + timedelta(seconds=TIMEOUT)):
         assert resolve_abandoned(database, TIMEOUT, "surrender") == []
-        with database.sessions() as session:
+        with database.reading() as session:
             (waiting,) = unfinished_hands(session, TIMEOUT)
         assert waiting.id == hand_id and not waiting.overdue
     with freeze_time(DEALT + timedelta(seconds=TIMEOUT + 1)):
@@ -47,7 +47,7 @@ def test_a_tie_is_resolved_only_once_the_timeout_has_passed(database: Database) 
         "surrender",
     )
     assert resolved.net == -500
-    with database.sessions() as session:
+    with database.reading() as session:
         assert unfinished_hands(session, TIMEOUT) == []
         record = session.get_one(HandRecord, hand_id)
         assert (record.decision, record.decided_by) == ("surrender", "timeout")

@@ -1,0 +1,54 @@
+"""Token resolution: cached briefly, so authenticating costs no query per request."""
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import delete
+
+from api.auth import Authenticator, Role, issue_token
+from api.db.database import Database
+from api.db.models import ApiToken
+from api.problems import Problem
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    database = Database.connect(database_url)
+    yield database
+    database.dispose()
+
+
+def _issue(database: Database) -> str:
+    with database.transaction() as session:
+        return issue_token(session, Role.AUDITOR)
+
+
+def _forget_every_token(database: Database) -> None:
+    with database.transaction() as session:
+        session.execute(delete(ApiToken))
+
+
+def test_a_known_token_is_served_from_memory_within_its_time_to_live(database: Database) -> None:
+    token = _issue(database)
+    authenticator = Authenticator(database, ttl_seconds=60)
+    first = authenticator.principal(f"Bearer {token}")
+    _forget_every_token(database)
+    assert authenticator.principal(f"Bearer {token}") == first
+
+
+def test_a_token_is_looked_up_again_once_its_time_to_live_has_passed(database: Database) -> None:
+    token = _issue(database)
+    authenticator = Authenticator(database, ttl_seconds=0)
+    assert authenticator.principal(f"Bearer {token}").role is Role.AUDITOR
+    _forget_every_token(database)
+    with pytest.raises(Problem) as refused:
+        authenticator.principal(f"Bearer {token}")
+    assert refused.value.code == "unauthorized"
+
+
+def test_an_unknown_token_is_never_remembered(database: Database) -> None:
+    authenticator = Authenticator(database, ttl_seconds=60)
+    with pytest.raises(Problem):
+        authenticator.principal("Bearer cw_not-yet")
+    with pytest.raises(Problem):
+        authenticator.principal("Bearer cw_not-yet")
