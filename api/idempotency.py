@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from litestar import Response
-from pydantic import BaseModel
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
@@ -20,12 +19,13 @@ from api.auth import Principal
 from api.db.database import Database
 from api.db.models import IdempotencyRecord
 from api.problems import Problem
+from api.schemas import ResponseBody
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=ResponseBody)
 
 
 def fingerprint(method: str, path: str, body: Any) -> str:
@@ -93,7 +93,7 @@ def run_idempotent(
                 key=key,
                 request_hash=request_fingerprint,
                 response_status=status_code,
-                response_body=result.model_dump(mode="json", by_alias=True),
+                response_body=result.stored_form(),
                 created_at=datetime.now(UTC),
             )
         )

@@ -5,6 +5,7 @@ never build error responses by hand and nothing unexpected leaks as a bare 500.
 """
 
 import logging
+import traceback
 from http import HTTPStatus
 from typing import Any
 
@@ -142,8 +143,10 @@ def _on_http_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[di
 
 
 def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    # Logged with the type only: an exception's text may carry data a log must not hold.
-    logger.error("unexpected error: %s", type(exc).__name__, exc_info=exc)
+    # The type and the frames only: an exception's message may quote data (a seed, a
+    # token) that must never reach a log.
+    frames = "".join(traceback.format_tb(exc.__traceback__))
+    logger.error("unexpected %s\n%s", type(exc).__name__, frames)
     return _respond(Problem(500, "internal_error", "an unexpected error occurred"))
 
 

@@ -5,7 +5,7 @@ fields are refused, so a client's typo fails loudly instead of being ignored.
 """
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -14,6 +14,10 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Amount = Annotated[int, Field(ge=0, le=10**15)]
 PositiveAmount = Annotated[int, Field(gt=0, le=10**15)]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+# Free text never holds control characters (PostgreSQL refuses NUL in text outright).
+_PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=_PRINTABLE)]
+Reference = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=_PRINTABLE)]
 ClientSeed = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 Outcome = Literal["player_win", "dealer_win", "surrender", "war_win", "war_tie", "war_loss"]
 
@@ -25,20 +29,43 @@ class RequestBody(BaseModel):
 class ResponseBody(BaseModel):
     model_config = ConfigDict(frozen=True, serialize_by_alias=True, populate_by_name=True)
 
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    """Fields shown once and never stored: an idempotent replay returns them as null."""
+
+    def stored_form(self) -> dict[str, Any]:
+        """The body as an idempotency record keeps it: every secret field nulled."""
+        body: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
+        return body | dict.fromkeys(self.SECRET_FIELDS)
+
 
 # Players and wallets
 
 
 class PlayerCreate(RequestBody):
-    display_name: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
-    external_ref: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
+    display_name: Name | None = None
+    external_ref: Reference | None = None
+
+
+SHOWN_ONCE = (
+    "The bearer token, shown only in this response: only its hash is stored, so an "
+    "idempotent replay returns null (issue another with POST /v1/players/{id}/tokens)."
+)
 
 
 class PlayerCreated(ResponseBody):
+    SECRET_FIELDS = frozenset({"token"})
+
     id: int
     display_name: str | None
     external_ref: str | None
-    token: str = Field(description="The player's bearer token, shown only in this response.")
+    token: str | None = Field(description=SHOWN_ONCE)
+
+
+class PlayerToken(ResponseBody):
+    SECRET_FIELDS = frozenset({"token"})
+
+    player_id: int
+    token: str | None = Field(description=SHOWN_ONCE)
 
 
 class Balance(ResponseBody):
@@ -71,7 +98,7 @@ class CashierReceipt(ResponseBody):
 
 
 class TableCreate(RequestBody):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    name: Name
     currency: Currency | None = None
     decks: int = 6
     jokers_per_deck: int = 0

@@ -36,6 +36,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     PostgreSQL: a normal pool with pre-ping, so restarts of the server are survived.
     """
     url = normalize_url(url)
+    # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them
+    # out of every error message, and so out of every log line.
+    kwargs.setdefault("hide_parameters", True)
     if url.startswith("sqlite"):
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_SECONDS)

@@ -18,10 +18,10 @@ from api import idempotency
 from api.auth import Authenticator, Principal
 from api.db.database import Database
 from api.problems import PROBLEM_MEDIA_TYPE, Problem
-from api.schemas import MAX_ID
+from api.schemas import MAX_ID, ResponseBody
 from api.settings import Settings
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound=ResponseBody)
 
 BEARER: list[SecurityRequirement] = [{"bearer": []}]
 """Every route but the probes needs a bearer token (documented on each controller)."""

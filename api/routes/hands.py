@@ -49,7 +49,7 @@ class SeedController(Controller):
     def current(self, database: DatabaseDependency, principal: PrincipalDependency) -> SeedState:
         """The commitment (hash) to the server seed the next hand will use."""
         player_id = _player_id(principal)
-        with database.transaction() as session:
+        with database.reading() as session:
             return seeds.current_state(session, player_id)
 
     @command("/rotate", 403, 409, status_code=200)

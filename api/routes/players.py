@@ -19,7 +19,14 @@ from api.routes.common import (
     problems,
     run_idempotent,
 )
-from api.schemas import CashierReceipt, CashierRequest, PlayerCreate, PlayerCreated, PlayerView
+from api.schemas import (
+    CashierReceipt,
+    CashierRequest,
+    PlayerCreate,
+    PlayerCreated,
+    PlayerToken,
+    PlayerView,
+)
 from api.services import cashier, players
 
 
@@ -46,6 +53,28 @@ class PlayerController(Controller):
             data,
             PlayerCreated,
             lambda s: players.create_player(s, data.display_name, data.external_ref),
+            status_code=201,
+        )
+
+    @command("/v1/players/{player_id:int}/tokens", 403, 404, 409)
+    def issue_token(
+        self,
+        request: Request[Any, Any, Any],
+        player_id: PathId,
+        database: DatabaseDependency,
+        principal: PrincipalDependency,
+        idempotency_key: IdempotencyKey,
+    ) -> Response[PlayerToken]:
+        """Issue another bearer token for a player; earlier tokens keep working."""
+        principal.require(Role.OPERATOR)
+        return run_idempotent(  # type: ignore[no-any-return]
+            request,
+            database,
+            principal,
+            idempotency_key,
+            None,
+            PlayerToken,
+            lambda s: players.issue_player_token(s, player_id),
             status_code=201,
         )
 

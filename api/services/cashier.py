@@ -6,7 +6,8 @@ from sqlalchemy.orm import Session
 
 from api.problems import Problem
 from api.schemas import CashierReceipt
-from api.services.players import lock_player, offered_currencies
+from api.services.player_turn import lock_player
+from api.services.players import offered_currencies
 from ledger import chart
 from ledger.model import TransactionRequest, Transfer
 from ledger.posting import balance, open_account, post

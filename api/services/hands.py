@@ -18,7 +18,7 @@ from api.pagination import decode_cursor, next_cursor
 from api.problems import Problem, not_found
 from api.schemas import Fairness, HandPage, HandView, WarView
 from api.services import seeds, tables
-from api.services.players import lock_player
+from api.services.player_turn import lock_player, refuse_if_unfinished
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide
 from casino.rules import TableRules
@@ -101,19 +101,6 @@ def _settle(session: Session, record: HandRecord, hand: Hand, accounts: HandAcco
     record.settled_at = datetime.now(UTC)
 
 
-def _refuse_if_unfinished(session: Session, player_id: int) -> None:
-    unfinished = session.scalar(
-        select(HandRecord.id).where(
-            HandRecord.player_id == player_id,
-            HandRecord.status == HandStatus.AWAITING_DECISION.value,
-        )
-    )
-    if unfinished is not None:
-        raise Problem(
-            409, "unfinished_hand", f"hand {unfinished} awaits a decision; decide it first"
-        )
-
-
 def open_hand(
     session: Session,
     player_id: int,
@@ -123,7 +110,7 @@ def open_hand(
     currency: str | None = None,
 ) -> HandView:
     lock_player(session, player_id)
-    _refuse_if_unfinished(session, player_id)
+    refuse_if_unfinished(session, player_id)
     table = tables.get_table(session, table_id)
     tables.require_open(table)
     rules = tables.table_rules(table)

@@ -7,8 +7,11 @@ from sqlalchemy.orm import Session
 
 from api.auth import Role, issue_token
 from api.db.models import CasinoTable, Player
-from api.problems import not_found, validation_problem
-from api.schemas import Balance, PlayerCreated, PlayerView
+from api.db.unique import add_unique
+from api.problems import not_found
+from api.schemas import Balance, PlayerCreated, PlayerToken, PlayerView
+from api.services import seeds
+from api.services.player_turn import lock_player
 from ledger import chart
 from ledger.posting import balances
 
@@ -16,27 +19,23 @@ from ledger.posting import balances
 def create_player(
     session: Session, display_name: str | None, external_ref: str | None
 ) -> PlayerCreated:
-    if external_ref is not None and session.scalar(
-        select(Player.id).where(Player.external_ref == external_ref)
-    ):
-        raise validation_problem("external_ref", "is already used by another player")
     player = Player(
         display_name=display_name, external_ref=external_ref, created_at=datetime.now(UTC)
     )
-    session.add(player)
-    session.flush()
+    add_unique(session, player, field="external_ref", message="is already used by another player")
+    seeds.commit_new_pair(session, player.id, client_seed=None)
     token = issue_token(session, Role.PLAYER, player_id=player.id)
     return PlayerCreated(
         id=player.id, display_name=display_name, external_ref=external_ref, token=token
     )
 
 
-def lock_player(session: Session, player_id: int) -> Player:
-    """Load a player and, on PostgreSQL, lock the row: one money move per player at a time."""
-    player = session.scalar(select(Player).where(Player.id == player_id).with_for_update())
-    if player is None:
-        raise not_found("player")
-    return player
+def issue_player_token(session: Session, player_id: int) -> PlayerToken:
+    """Another token for a player (a lost one, or one an idempotent replay could not show)."""
+    lock_player(session, player_id)
+    return PlayerToken(
+        player_id=player_id, token=issue_token(session, Role.PLAYER, player_id=player_id)
+    )
 
 
 def offered_currencies(session: Session, default_currency: str) -> list[str]:

@@ -5,15 +5,16 @@ from datetime import UTC, datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord, SeedPair
+from api.db.models import SeedPair
 from api.pagination import decode_cursor, next_cursor
-from api.problems import Problem
+from api.problems import not_found
 from api.schemas import RevealedSeedPage, RevealedSeedPair, SeedRotation, SeedState
-from api.services.players import lock_player
+from api.services.player_turn import lock_player, refuse_if_unfinished
 from casino.fairness import new_client_seed, new_server_seed, server_seed_hash
 
 
-def _new_pair(session: Session, player_id: int, client_seed: str | None) -> SeedPair:
+def commit_new_pair(session: Session, player_id: int, client_seed: str | None) -> SeedPair:
+    """A fresh pair for the player, whose hash is the commitment shown before play."""
     server_seed = new_server_seed()
     pair = SeedPair(
         player_id=player_id,
@@ -29,10 +30,12 @@ def _new_pair(session: Session, player_id: int, client_seed: str | None) -> Seed
 
 
 def active_pair(session: Session, player_id: int, *, for_update: bool = False) -> SeedPair:
-    """The player's current pair, committed to on first use."""
+    """The player's current pair: every player has one from creation on."""
     query = select(SeedPair).where(SeedPair.player_id == player_id, SeedPair.revealed_at.is_(None))
     pair = session.scalar(query.with_for_update() if for_update else query)
-    return pair if pair is not None else _new_pair(session, player_id, None)
+    if pair is None:
+        raise not_found("seed pair")
+    return pair
 
 
 def state(pair: SeedPair) -> SeedState:
@@ -60,19 +63,11 @@ def _revealed(pair: SeedPair) -> RevealedSeedPair:
 def rotate(session: Session, player_id: int, client_seed: str | None) -> SeedRotation:
     """Reveal the current server seed and commit to a new one; the nonce restarts at 0."""
     lock_player(session, player_id)
-    unfinished = session.scalar(
-        select(HandRecord.id).where(
-            HandRecord.player_id == player_id, HandRecord.status == "awaiting_decision"
-        )
-    )
-    if unfinished is not None:
-        raise Problem(
-            409, "unfinished_hand", f"hand {unfinished} awaits a decision; decide it first"
-        )
+    refuse_if_unfinished(session, player_id)
     old = active_pair(session, player_id, for_update=True)
     old.revealed_at = datetime.now(UTC)
     session.flush()
-    new = _new_pair(session, player_id, client_seed)
+    new = commit_new_pair(session, player_id, client_seed)
     return SeedRotation(revealed=_revealed(old), current=state(new))
 
 

@@ -10,8 +10,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.dml import Insert
 
 from api.db.models import CasinoTable
+from api.db.unique import add_unique
 from api.pagination import decode_cursor, next_cursor
-from api.problems import Problem, not_found, validation_problem
+from api.problems import Problem, not_found
 from api.schemas import Rules, TableCreate, TablePage, TableView
 from casino.rules import TableRules
 
@@ -36,8 +37,6 @@ def create_table(session: Session, request: TableCreate, default_currency: str) 
     fields = request.model_dump(exclude={"name"})
     fields["currency"] = request.currency or default_currency
     rules = TableRules.from_dict(fields)  # refuses an invalid rule set, naming the field
-    if session.scalar(select(CasinoTable.id).where(CasinoTable.name == request.name)):
-        raise validation_problem("name", "is already the name of another table")
     table = CasinoTable(
         name=request.name,
         currency=rules.currency,
@@ -45,8 +44,7 @@ def create_table(session: Session, request: TableCreate, default_currency: str) 
         is_open=True,
         created_at=datetime.now(UTC),
     )
-    session.add(table)
-    session.flush()
+    add_unique(session, table, field="name", message="is already the name of another table")
     return to_view(table)
 
 
