@@ -7,6 +7,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 
 from api.auth import Authenticator
 from api.db.database import Database
+from api.idempotency import Idempotency
 from api.openapi import StrictRequestSchemaPlugin, openapi_config
 from api.problems import EXCEPTION_HANDLERS
 from api.routes.audit import AuditController
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 "database": database,
                 "settings": settings,
                 "authenticator": Authenticator(database),
+                "idempotency": Idempotency(database),
             }
         ),
         exception_handlers=EXCEPTION_HANDLERS,

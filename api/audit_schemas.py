@@ -17,11 +17,6 @@ class AuditDifference(ResponseBody):
     transaction_ids: list[int] | None = None
 
 
-class AuditVerdict(ResponseBody):
-    verdict: Literal["match", "mismatch"]
-    differences: list[AuditDifference]
-
-
 class AuditSeeds(ResponseBody):
     seed_pair_id: int
     server_seed: str
@@ -94,7 +89,8 @@ class HandAudit(ResponseBody):
     seeds: AuditSeeds
     derived: DerivedHand | None = Field(description="Null when the hand cannot be replayed.")
     ledger_transactions: list[LedgerTransactionView]
-    verdict: AuditVerdict
+    verdict: Literal["match", "mismatch"]
+    differences: list[AuditDifference]
     recall: GameRecall
 
 

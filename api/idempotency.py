@@ -1,24 +1,29 @@
-"""Idempotent execution of state-changing requests.
+"""Idempotent execution of state-changing requests (api.md: Idempotency-Key).
 
-The record of a key is written in the same database transaction as the request's effects,
-so a retried request can never bet twice: either both committed or neither did. Refusals are
-not recorded (a refused request leaves no trace), so a retry after a refusal runs afresh.
+A key's record is written in the same database transaction as the request's effects, so a
+retried request can never bet twice: both committed or neither did. A refusal by the game,
+the ledger or the service (a 4xx problem) is remembered too, in a transaction of its own
+after the request's work was rolled back: the key then replays that refusal, and the
+request itself left no trace in the money. Send a new key to try again.
 """
 
 import hashlib
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from litestar import Response
 from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from api.auth import Principal
 from api.db.database import Database
 from api.db.models import IdempotencyRecord
-from api.problems import Problem
+from api.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
 from api.schemas import ResponseBody
 
 HEADER = "Idempotency-Key"
@@ -26,6 +31,13 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 
 M = TypeVar("M", bound=ResponseBody)
+
+_IN_FLIGHT = Problem(
+    409, "idempotency_in_flight", "a request with this Idempotency-Key is still running"
+)
+_REUSED = Problem(
+    422, "idempotency_key_reused", "this Idempotency-Key was used with a different request"
+)
 
 
 def fingerprint(method: str, path: str, body: Any) -> str:
@@ -39,62 +51,113 @@ def advisory_lock_key(caller: str, key: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def _claim(session: Session, database: Database, caller: str, key: str) -> None:
-    """Refuse a second request with a key whose first request is still running.
+class Idempotency:
+    """Runs each (caller, key) at most once and replays its first response afterwards."""
 
-    On PostgreSQL an advisory lock held for the transaction marks the key in flight; on
-    SQLite every write transaction is serialised, so a second request waits and replays.
-    """
-    if not database.is_postgresql:
-        return
-    acquired = session.scalar(
-        text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
+    def __init__(self, database: Database) -> None:
+        self._database = database
+        self._running: set[tuple[str, str]] = set()
+        self._running_lock = threading.Lock()
+
+    @contextmanager
+    def in_flight(self, caller: str, key: str) -> Iterator[None]:
+        """Mark a key as running in this process; a second request for it is refused.
+
+        Other processes see the key through a PostgreSQL advisory lock (`_claim`); SQLite
+        serialises writers across processes, so there a second request waits and replays.
+        """
+        with self._running_lock:
+            if (caller, key) in self._running:
+                raise _IN_FLIGHT
+            self._running.add((caller, key))
+        try:
+            yield
+        finally:
+            with self._running_lock:
+                self._running.discard((caller, key))
+
+    def run(
+        self,
+        principal: Principal,
+        key: str,
+        request_fingerprint: str,
+        model: type[M],
+        operation: Callable[[Session], M],
+        *,
+        status_code: int,
+    ) -> Response[Any]:
+        with self.in_flight(principal.caller, key):
+            try:
+                with self._database.transaction() as session:
+                    self._claim(session, principal.caller, key)
+                    record = _find(session, principal.caller, key)
+                    if record is not None:
+                        return _replay(record, request_fingerprint, model)
+                    result = operation(session)
+                    session.add(
+                        _record(
+                            principal, key, request_fingerprint, status_code, result.stored_form()
+                        )
+                    )
+            except Exception as error:
+                refusal = as_problem(error)
+                if refusal is None or refusal.status >= 500 or refusal in (_IN_FLIGHT, _REUSED):
+                    raise
+                self._remember(principal, key, request_fingerprint, refusal)
+                raise refusal from error
+        return Response(result, status_code=status_code)
+
+    def _claim(self, session: Session, caller: str, key: str) -> None:
+        if self._database.is_postgresql and not session.scalar(
+            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
+        ):
+            raise _IN_FLIGHT
+
+    def _remember(
+        self, principal: Principal, key: str, request_fingerprint: str, refusal: Problem
+    ) -> None:
+        record = _record(principal, key, request_fingerprint, refusal.status, refusal.body())
+        try:
+            with self._database.transaction() as session:
+                session.add(record)
+        except IntegrityError:
+            pass  # another process remembered this key meanwhile: its answer stands
+
+
+def _find(session: Session, caller: str, key: str) -> IdempotencyRecord | None:
+    return session.scalar(
+        select(IdempotencyRecord).where(
+            IdempotencyRecord.caller == caller, IdempotencyRecord.key == key
+        )
     )
-    if not acquired:
-        raise Problem(
-            409, "idempotency_in_flight", "a request with this Idempotency-Key is still running"
-        )
 
 
-def run_idempotent(
-    database: Database,
-    principal: Principal,
-    key: str,
-    request_fingerprint: str,
-    model: type[M],
-    operation: Callable[[Session], M],
-    *,
-    status_code: int,
-) -> Response[M]:
-    """Run `operation` once per (caller, key); replay its first response afterwards."""
-    with database.transaction() as session:
-        _claim(session, database, principal.caller, key)
-        record = session.scalar(
-            select(IdempotencyRecord).where(
-                IdempotencyRecord.caller == principal.caller, IdempotencyRecord.key == key
-            )
+def _record(
+    principal: Principal, key: str, request_fingerprint: str, status: int, body: Any
+) -> IdempotencyRecord:
+    return IdempotencyRecord(
+        caller=principal.caller,
+        key=key,
+        request_hash=request_fingerprint,
+        response_status=status,
+        response_body=body,
+        created_at=datetime.now(UTC),
+    )
+
+
+def _replay(record: IdempotencyRecord, request_fingerprint: str, model: type[M]) -> Response[Any]:
+    if record.request_hash != request_fingerprint:
+        raise _REUSED
+    headers = {REPLAYED_HEADER: "true"}
+    if record.response_status >= 400:
+        return Response(
+            record.response_body,
+            status_code=record.response_status,
+            media_type=PROBLEM_MEDIA_TYPE,
+            headers=headers,
         )
-        if record is not None:
-            if record.request_hash != request_fingerprint:
-                raise Problem(
-                    422,
-                    "idempotency_key_reused",
-                    "this Idempotency-Key was used with a different request",
-                )
-            return Response(
-                model.model_validate(record.response_body),
-                status_code=record.response_status,
-                headers={REPLAYED_HEADER: "true"},
-            )
-        result = operation(session)
-        session.add(
-            IdempotencyRecord(
-                caller=principal.caller,
-                key=key,
-                request_hash=request_fingerprint,
-                response_status=status_code,
-                response_body=result.stored_form(),
-                created_at=datetime.now(UTC),
-            )
-        )
-    return Response(result, status_code=status_code)
+    return Response(
+        model.model_validate(record.response_body),
+        status_code=record.response_status,
+        headers=headers,
+    )

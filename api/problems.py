@@ -93,6 +93,17 @@ def problem_for_ledger_error(error: LedgerError) -> Problem:
     return Problem(500, "internal_error", "the ledger refused the posting")
 
 
+def as_problem(error: Exception) -> Problem | None:
+    """The problem a domain error stands for; None for anything unexpected."""
+    if isinstance(error, Problem):
+        return error
+    if isinstance(error, GameError):
+        return problem_for_game_error(error)
+    if isinstance(error, LedgerError):
+        return problem_for_ledger_error(error)
+    return None
+
+
 def _respond(problem: Problem) -> Response[dict[str, Any]]:
     return Response(
         problem.body(),
@@ -138,7 +149,9 @@ def _on_http_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[di
     if isinstance(exc, MethodNotAllowedException):
         return _respond(Problem(405, "method_not_allowed", "method not allowed on this path"))
     status = exc.status_code
-    code = "bad_request" if status == 400 else HTTPStatus(status).phrase.lower().replace(" ", "_")
+    if status == 400:  # Litestar's own 400s are bodies it could not decode
+        return _respond(validation_problem("body", str(exc.detail)))
+    code = HTTPStatus(status).phrase.lower().replace(" ", "_")
     return _respond(Problem(status, code, str(exc.detail), headers=exc.headers))
 
 

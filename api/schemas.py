@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-MAX_ID = 2**31 - 1  # ids are 32-bit on PostgreSQL; larger ones cannot exist
+MAX_ID = 2**63 - 1  # ids are 64-bit: larger ones cannot exist
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Amount = Annotated[int, Field(ge=0, le=10**15)]
 PositiveAmount = Annotated[int, Field(gt=0, le=10**15)]

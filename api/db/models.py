@@ -21,7 +21,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from ledger.schema import UTCDateTime
+from ledger.schema import Id, UTCDateTime
 
 Timestamp = UTCDateTime()
 Money = BigInteger
@@ -34,7 +34,7 @@ class Base(DeclarativeBase):
 class Player(Base):
     __tablename__ = "players"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
     display_name: Mapped[str | None] = mapped_column(String(100))
     external_ref: Mapped[str | None] = mapped_column(String(255), unique=True)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
@@ -45,11 +45,11 @@ class ApiToken(Base):
 
     __tablename__ = "api_tokens"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     role: Mapped[str] = mapped_column(String(16))
     name: Mapped[str | None] = mapped_column(String(100))
-    player_id: Mapped[int | None] = mapped_column(ForeignKey("players.id"))
+    player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"))
     created_at: Mapped[datetime] = mapped_column(Timestamp)
 
 
@@ -58,7 +58,7 @@ class CasinoTable(Base):
 
     __tablename__ = "casino_tables"
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
     name: Mapped[str] = mapped_column(String(100), unique=True)
     currency: Mapped[str] = mapped_column(String(3))
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -80,8 +80,8 @@ class SeedPair(Base):
         ),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"), index=True)
     server_seed: Mapped[str] = mapped_column(String(64))
     server_seed_hash: Mapped[str] = mapped_column(String(64))
     client_seed: Mapped[str] = mapped_column(String(64))
@@ -106,10 +106,10 @@ class HandRecord(Base):
         Index("ix_hands_status_created_at", "status", "created_at"),
     )
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
-    table_id: Mapped[int] = mapped_column(ForeignKey("casino_tables.id"), index=True)
-    seed_pair_id: Mapped[int] = mapped_column(ForeignKey("seed_pairs.id"))
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    table_id: Mapped[int] = mapped_column(Id, ForeignKey("casino_tables.id"), index=True)
+    seed_pair_id: Mapped[int] = mapped_column(Id, ForeignKey("seed_pairs.id"))
     nonce: Mapped[int] = mapped_column(BigInteger)
     currency: Mapped[str] = mapped_column(String(3))
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
@@ -140,7 +140,7 @@ class IdempotencyRecord(Base):
     __tablename__ = "idempotency_records"
     __table_args__ = (UniqueConstraint("caller", "key", name="uq_idempotency_caller_key"),)
 
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
     caller: Mapped[str] = mapped_column(String(64))
     key: Mapped[str] = mapped_column(String(255))
     request_hash: Mapped[str] = mapped_column(String(64))

@@ -3,11 +3,12 @@
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from litestar import Request, post
+from anyio.to_thread import run_sync
+from litestar import Request, Response, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.handlers import HTTPRouteHandler
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityRequirement
 from litestar.params import HeaderParameter, PathParameter, QueryParameter
@@ -72,8 +73,16 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
     }
 
 
-def require_idempotency_key(connection: ASGIConnection[Any, Any, Any, Any], _: Any) -> None:
-    """Guard of every state-changing POST; runs before parameters are parsed."""
+async def require_idempotency_key(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    """Guard of every state-changing POST, run before its parameters are parsed.
+
+    The caller is authenticated first, so an anonymous request is a 401 whatever else is
+    wrong with it; then the key must be there.
+    """
+    authenticator: Authenticator = connection.app.state.authenticator
+    await run_sync(authenticator.principal, connection.headers.get("authorization"))
     if not connection.headers.get(idempotency.HEADER):
         raise Problem(
             400, "idempotency_key_required", f"the {idempotency.HEADER} header is required"
@@ -108,7 +117,6 @@ def provide_principal(request: Request[Any, Any, Any], state: State) -> Principa
 
 def run_idempotent(
     request: Request[Any, Any, Any],
-    database: Database,
     principal: Principal,
     key: str,
     body: BaseModel | None,
@@ -116,16 +124,11 @@ def run_idempotent(
     operation: Callable[[Session], M],
     *,
     status_code: int,
-) -> Any:
+) -> Response[Any]:
     """Run a state-changing request at most once per (caller, Idempotency-Key)."""
     payload = body.model_dump(mode="json") if body is not None else None
     request_fingerprint = idempotency.fingerprint(request.method, request.url.path, payload)
-    return idempotency.run_idempotent(
-        database,
-        principal,
-        key,
-        request_fingerprint,
-        model,
-        operation,
-        status_code=status_code,
+    runner: idempotency.Idempotency = request.app.state.idempotency
+    return runner.run(
+        principal, key, request_fingerprint, model, operation, status_code=status_code
     )

@@ -56,21 +56,20 @@ class SeedController(Controller):
     def rotate(
         self,
         request: Request[Any, Any, Any],
-        data: JSONBody[RotateSeeds],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
+        data: JSONBody[RotateSeeds | None] = None,
     ) -> Response[SeedRotation]:
-        """Reveal the server seed in use and commit to a new one."""
+        """Reveal the server seed in use and commit to a new one (the body may be empty)."""
         player_id = _player_id(principal)
-        return run_idempotent(  # type: ignore[no-any-return]
+        body = data or RotateSeeds()
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
-            data,
+            body,
             SeedRotation,
-            lambda s: seeds.rotate(s, player_id, data.client_seed),
+            lambda s: seeds.rotate(s, player_id, body.client_seed),
             status_code=200,
         )
 
@@ -98,15 +97,13 @@ class HandController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[HandOpen],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
         player_id = _player_id(principal)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,
@@ -123,15 +120,13 @@ class HandController(Controller):
         request: Request[Any, Any, Any],
         hand_id: PathId,
         data: JSONBody[Decision],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
         player_id = _player_id(principal)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,

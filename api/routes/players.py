@@ -39,15 +39,13 @@ class PlayerController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[PlayerCreate],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,
@@ -61,15 +59,13 @@ class PlayerController(Controller):
         self,
         request: Request[Any, Any, Any],
         player_id: PathId,
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[PlayerToken]:
         """Issue another bearer token for a player; earlier tokens keep working."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             None,
@@ -116,16 +112,14 @@ class CashierController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[CashierRequest],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Credit a player's wallet with money received by the cashier."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,
@@ -141,16 +135,14 @@ class CashierController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[CashierRequest],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Pay money out of a player's wallet; never beyond its balance."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,

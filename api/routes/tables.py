@@ -56,16 +56,14 @@ class TableController(Controller):
         self,
         request: Request[Any, Any, Any],
         data: JSONBody[TableCreate],
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         settings: SettingsDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
         """Open a new table; its rules never change afterwards (new rules, new table)."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             data,
@@ -79,37 +77,33 @@ class TableController(Controller):
         self,
         request: Request[Any, Any, Any],
         table_id: PathId,
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
         """Stop new hands at the table; hands awaiting a decision there can still finish."""
-        return self._set_open(request, table_id, database, principal, idempotency_key, False)
+        return self._set_open(request, table_id, principal, idempotency_key, False)
 
     @command("/{table_id:int}/open", 403, 404, 409, status_code=200)
     def open_table(
         self,
         request: Request[Any, Any, Any],
         table_id: PathId,
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: IdempotencyKey,
     ) -> Response[TableView]:
-        return self._set_open(request, table_id, database, principal, idempotency_key, True)
+        return self._set_open(request, table_id, principal, idempotency_key, True)
 
     @staticmethod
     def _set_open(
         request: Request[Any, Any, Any],
         table_id: int,
-        database: DatabaseDependency,
         principal: PrincipalDependency,
         idempotency_key: str,
         is_open: bool,
     ) -> Response[TableView]:
         principal.require(Role.OPERATOR)
-        return run_idempotent(  # type: ignore[no-any-return]
+        return run_idempotent(
             request,
-            database,
             principal,
             idempotency_key,
             None,

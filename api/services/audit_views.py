@@ -7,7 +7,6 @@ from sqlalchemy.orm import Session
 from api.audit_schemas import (
     AuditDifference,
     AuditSeeds,
-    AuditVerdict,
     DerivedHand,
     FirstDeal,
     GameRecall,
@@ -93,10 +92,8 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
             )
             for txn in posted
         ],
-        verdict=AuditVerdict(
-            verdict="mismatch" if audit.differences else "match",
-            differences=[AuditDifference.model_validate(d.as_dict()) for d in audit.differences],
-        ),
+        verdict="mismatch" if audit.differences else "match",
+        differences=[AuditDifference.model_validate(d.as_dict()) for d in audit.differences],
         recall=GameRecall(
             started_at=record.created_at,
             ended_at=record.settled_at,

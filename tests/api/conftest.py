@@ -107,7 +107,7 @@ def available(caller: Caller, currency: str = "USD") -> int:
     return next(b["available"] for b in balances if b["currency"] == currency)
 
 
-def play_until(player: Caller, table_id: int, status: str, bet: int = 1000) -> dict[str, Any]:
+def play_until(player: Caller, table_id: int, status: str, bet: int = 100) -> dict[str, Any]:
     """Open hands until one ends in `status` (settled first deal, or a tie awaiting decision)."""
     for _ in range(500):
         response = player.post("/v1/hands", {"table_id": table_id, "bet": bet})

@@ -5,7 +5,7 @@ from sqlalchemy import text
 
 from api.auth import authenticate
 from api.db.database import Database
-from api.idempotency import advisory_lock_key
+from api.idempotency import Idempotency, advisory_lock_key
 from api.settings import Settings
 from tests.api.conftest import Caller, available, new_player
 
@@ -80,25 +80,45 @@ def test_an_overlong_key_is_a_validation_error(operator: Caller) -> None:
     assert refused.json()["code"] == "validation_error"
 
 
-def test_a_refused_request_is_not_remembered_so_a_retry_can_succeed(operator: Caller) -> None:
+def test_a_refusal_is_replayed_and_a_new_key_tries_again(operator: Caller) -> None:
     player, player_id = new_player(operator)
     table_id = player.get("/v1/tables").json()["items"][0]["id"]
-    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="retry-me")
+    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="first-try")
     assert refused.json()["code"] == "insufficient_funds"
     operator.post(
         "/v1/cashier/deposits", {"player_id": player_id, "amount": 1_000, "currency": "USD"}
     )
-    retried = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="retry-me")
-    assert retried.status_code == 201
+    replayed = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="first-try")
+    assert replayed.status_code == 422
+    assert replayed.json() == refused.json()
+    assert replayed.headers["Idempotent-Replayed"] == "true"
+    assert replayed.headers["content-type"].startswith("application/problem+json")
+    assert available(player) == 1_000
+    fresh = player.post("/v1/hands", {"table_id": table_id, "bet": 100}, key="second-try")
+    assert fresh.status_code == 201
 
 
-def test_a_key_still_in_flight_is_refused(operator: Caller, settings: Settings) -> None:
-    """A request holding the key (here: a transaction holding its lock) makes others wait."""
+def test_a_key_still_in_flight_in_this_process_is_refused(
+    operator: Caller, settings: Settings
+) -> None:
+    runner: Idempotency = operator.client.app.state.idempotency
+    caller = f"token:{_token_id(settings, operator.token)}"
+    with runner.in_flight(caller, "busy-key"):
+        refused = operator.post("/v1/players", {}, key="busy-key")
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "idempotency_in_flight"
+    assert operator.post("/v1/players", {}, key="busy-key").status_code == 201
+
+
+def test_a_key_in_flight_in_another_process_is_refused_on_postgresql(
+    operator: Caller, settings: Settings
+) -> None:
+    """Another worker's transaction holding the key's advisory lock: the key is in flight."""
     database = Database.connect(settings.database_url)
     if not database.is_postgresql:
         database.dispose()
-        pytest.skip("on SQLite writers are serialised: a second request waits, then replays")
-    caller = f"token:{_token_id(database, operator.token)}"
+        pytest.skip("SQLite serialises writers across processes: the second request waits")
+    caller = f"token:{_token_id(settings, operator.token)}"
     try:
         with database.transaction() as session:
             session.execute(
@@ -110,9 +130,12 @@ def test_a_key_still_in_flight_is_refused(operator: Caller, settings: Settings) 
         database.dispose()
     assert refused.status_code == 409
     assert refused.json()["code"] == "idempotency_in_flight"
-    assert operator.post("/v1/players", {}, key="busy-key").status_code == 201
 
 
-def _token_id(database: Database, token: str) -> int:
-    with database.reading() as session:
-        return authenticate(session, f"Bearer {token}").token_id
+def _token_id(settings: Settings, token: str) -> int:
+    database = Database.connect(settings.database_url)
+    try:
+        with database.reading() as session:
+            return authenticate(session, f"Bearer {token}").token_id
+    finally:
+        database.dispose()

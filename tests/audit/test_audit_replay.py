@@ -140,7 +140,8 @@ def test_auditor_gets_hand_seeds_replay_ledger_verdict_and_recall(
     response = auditor.get(f"/v1/audit/hands/{war.id}")
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["verdict"] == {"verdict": "match", "differences": []}
+    assert body["verdict"] == "match"
+    assert body["differences"] == []
     assert body["hand"]["id"] == war.id
     assert body["hand"]["fairness"]["server_seed"] == body["seeds"]["server_seed"]
     assert body["seeds"]["revealed_at"] is None  # unrevealed, yet shown to the auditor
@@ -166,7 +167,7 @@ def test_an_unsettled_hand_matches_with_only_its_stake(
     auditor: Caller, played: dict[str, Any]
 ) -> None:
     body = auditor.get(f"/v1/audit/hands/{played['open'].id}").json()
-    assert body["verdict"]["verdict"] == "match"
+    assert body["verdict"] == "match"
     assert [t["kind"] for t in body["ledger_transactions"]] == ["stake"]
     assert body["derived"]["status"] == "awaiting_decision"
 
@@ -221,13 +222,13 @@ def test_a_changed_card_is_caught_and_the_hand_named(
     assert "player_card" in _mismatch(document, hand.id)
     assert document["hands"]["mismatched"] == 1
     body = auditor.get(f"/v1/audit/hands/{hand.id}").json()
-    assert body["verdict"]["verdict"] == "mismatch"
+    assert body["verdict"] == "mismatch"
     assert {
         "field": "player_card",
         "recorded": other,
         "derived": hand.player_card,
         "transaction_ids": None,
-    } in body["verdict"]["differences"]
+    } in body["differences"]
     assert main(["audit"]) == 1
     assert f"MISMATCH hand {hand.id}: player_card" in capsys.readouterr().out
 
