@@ -15,11 +15,6 @@ _JOKER_VALUE: Final = len(RANKS)
 _ACE_LOW_VALUE: Final = -1
 
 
-def is_card(code: str) -> bool:
-    """Whether `code` names a card of the shoe (any rank and suit, or the joker)."""
-    return code == JOKER or (len(code) == 2 and code[0] in RANKS and code[1] in SUITS)
-
-
 def card_value(code: str, *, ace_low: bool) -> int:
     """Comparable strength of a card; suits never matter and a joker beats an ace."""
     if code == JOKER:

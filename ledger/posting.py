@@ -83,18 +83,6 @@ def open_account(session: Session, spec: AccountSpec, *, now: datetime | None = 
         raise AccountConflict(spec.code)
 
 
-def account_spec(session: Session, code: str) -> AccountSpec:
-    """The specification an account was opened with."""
-    row = session.execute(
-        select(accounts.c.code, accounts.c.currency, accounts.c.side, accounts.c.min_balance).where(
-            accounts.c.code == code
-        )
-    ).one_or_none()
-    if row is None:
-        raise UnknownAccount(code)
-    return AccountSpec(row.code, row.currency, Side(row.side), row.min_balance)
-
-
 def balance(session: Session, code: str) -> int:
     """The account's normal-side balance, read from the stored running balance."""
     value = session.execute(

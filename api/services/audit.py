@@ -12,7 +12,6 @@ distinct rules JSON and seed commitments per seed pair, and fetches the ledger f
 batch of hands in one query, so a long period streams through in constant memory.
 """
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,10 +33,11 @@ from api.services.hand_ledger import (
     other_wallet_movements,
     reference,
 )
-from casino.errors import GameError
-from casino.fairness import HandSeeds
+from casino.errors import GameError, InvalidSeed
+from casino.fairness import HandSeeds, server_seed_hash
 from casino.hand import Action, Hand, HandStatus, play
 from casino.rules import TableRules
+from ledger import chart
 
 BATCH = 2000
 DECIDED_BY = ("player", "timeout")
@@ -164,8 +164,8 @@ class Replayer:
         ok = self._commitments.get(row.seed_pair_id)
         if ok is None:
             try:
-                digest = hashlib.sha256(bytes.fromhex(row.server_seed)).hexdigest()
-            except ValueError:
+                digest = server_seed_hash(row.server_seed)
+            except InvalidSeed:
                 digest = ""
             ok = self._commitments[row.seed_pair_id] = digest == row.server_seed_hash
         return ok
@@ -183,18 +183,6 @@ class Replayer:
         )
 
 
-def expected_ledger(hand: Hand, player_id: int, currency: str) -> dict[str, list[dict[str, int]]]:
-    """What the hand must have posted, per kind: net signed amount per account (+debit)."""
-    return _expected(
-        hand.bet + hand.tie_bet,
-        hand.raise_amount,
-        hand.total_staked,
-        hand.total_returned,
-        player_id,
-        currency,
-    )
-
-
 def _expected(
     stake: int,
     raise_amount: int,
@@ -203,14 +191,16 @@ def _expected(
     player_id: int,
     currency: str,
 ) -> dict[str, list[dict[str, int]]]:
-    wallet, held = f"wallet:{player_id}:{currency}", f"held:{player_id}:{currency}"
+    wallet = chart.wallet(str(player_id), currency).code
+    held = chart.held(str(player_id), currency).code
     expected: dict[str, list[dict[str, int]]] = {
         "stake": [{wallet: stake, held: -stake}],
         "raise": [{wallet: raise_amount, held: -raise_amount}] if raise_amount else [],
         "settlement": [],
     }
     if returned is not None:
-        settlement = {held: staked, f"house:{currency}": returned - staked, wallet: -returned}
+        house = chart.house(currency).code
+        settlement = {held: staked, house: returned - staked, wallet: -returned}
         expected["settlement"] = [{code: amount for code, amount in settlement.items() if amount}]
     return expected
 

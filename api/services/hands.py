@@ -20,7 +20,7 @@ from api.schemas import Fairness, HandPage, HandView, WarView
 from api.services import seeds, tables
 from api.services.player_turn import lock_player, refuse_if_unfinished
 from casino.fairness import HandSeeds
-from casino.hand import Action, Hand, HandStatus, deal, decide
+from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
 from ledger import chart
 from ledger.model import AccountSpec, TransactionRequest, Transfer
@@ -50,14 +50,13 @@ class HandAccounts:
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:
     """The hand as the engine derives it from the record's seeds, rules and decision."""
-    rules = TableRules.from_dict(record.rules)
-    hand = deal(
-        rules.game,
+    return play(
+        TableRules.from_dict(record.rules).game,
         HandSeeds(pair.server_seed, pair.client_seed, record.nonce),
         record.bet,
         record.tie_bet,
+        Action(record.decision) if record.decision is not None else None,
     )
-    return hand if record.decision is None else decide(hand, Action(record.decision))
 
 
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount

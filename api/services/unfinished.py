@@ -9,12 +9,11 @@ a person to settle with the player. Each hand is resolved in its own transaction
 with `decided_by = "timeout"`.
 """
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import String, cast, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
@@ -120,51 +119,25 @@ class ResolvedHand:
         }
 
 
-def _surrender_allowed(session: Session, hand_id: int) -> bool:
-    rules = session.scalar(
-        select(cast(HandRecord.__table__.c.rules, String)).where(HandRecord.id == hand_id)
-    )
-    return bool(json.loads(rules or "{}").get("surrender_allowed", True))
-
-
-def _decide(database: Database, hand_id: int, action: Action) -> ResolvedHand:
+def _decide(database: Database, hand_id: int, action: Action, reason: str) -> ResolvedHand:
     with database.transaction() as session:
         view = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
-    return ResolvedHand(hand_id, action.value, "timeout", view.outcome, view.net)
+    return ResolvedHand(hand_id, action.value, reason, view.outcome, view.net)
 
 
 def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
     """Resolve one abandoned hand in its own transaction(s)."""
-    with database.reading() as session:
-        surrender_ok = _surrender_allowed(session, hand_id)
     try:
         if configured is Action.WAR:
             try:
-                return _decide(database, hand_id, Action.WAR)
+                return _decide(database, hand_id, Action.WAR, "timeout")
             except LimitExceeded:
-                if not surrender_ok:
-                    return ResolvedHand(
-                        hand_id,
-                        "skipped",
-                        "the wallet cannot cover the raise and the table forbids surrender",
-                    )
-                resolved = _decide(database, hand_id, Action.SURRENDER)
-                return ResolvedHand(
-                    hand_id,
-                    "surrender",
-                    "the wallet cannot cover the raise: surrendered instead",
-                    resolved.outcome,
-                    resolved.net,
-                )
-        if not surrender_ok:
-            return ResolvedHand(
-                hand_id,
-                "skipped",
-                "the table forbids surrender and war would take money without consent",
-            )
-        return _decide(database, hand_id, Action.SURRENDER)
+                reason = "the wallet cannot cover the raise: surrendered instead"
+                return _decide(database, hand_id, Action.SURRENDER, reason)
+        return _decide(database, hand_id, Action.SURRENDER, "timeout")
     except SurrenderNotAllowed:
-        return ResolvedHand(hand_id, "skipped", "the table forbids surrender")
+        reason = "the table forbids surrender, and war would take money without consent"
+        return ResolvedHand(hand_id, "skipped", reason)
     except Problem as problem:  # decided by the player meanwhile, or gone
         return ResolvedHand(hand_id, "skipped", f"{problem.code}: {problem.detail}")
 
