@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Row, insert, select, update
+from sqlalchemy import CursorResult, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -32,6 +32,48 @@ from ledger.model import AccountSpec, Entry, PostedTransaction, Side, Transactio
 from ledger.schema import accounts, chain_head, entries, transactions
 
 REVERSAL_KIND = "reversal"
+
+# Posting is on the hot path of every hand: its statements are built once, with bound
+# parameters, rather than rebuilt (and re-coerced) by SQLAlchemy on every call.
+_TRANSACTION_BY_KEY = select(transactions).where(transactions.c.idempotency_key == bindparam("key"))
+_ACCOUNTS_BY_CODE = select(
+    accounts.c.id, accounts.c.code, accounts.c.currency, accounts.c.side
+).where(accounts.c.code.in_(bindparam("codes", expanding=True)))
+_LOCK_ACCOUNTS = (
+    select(accounts.c.code, accounts.c.balance)
+    .where(accounts.c.code.in_(bindparam("codes", expanding=True)))
+    .order_by(accounts.c.id)
+    .with_for_update()
+)
+_BALANCES = select(accounts.c.code, accounts.c.balance).where(
+    accounts.c.code.in_(bindparam("codes", expanding=True))
+)
+# The limit is checked in the UPDATE itself: on PostgreSQL the row lock makes a concurrent
+# UPDATE wait and re-evaluate the WHERE clause against the new balance.
+_MOVE_BALANCE = (
+    update(accounts)
+    .where(
+        accounts.c.id == bindparam("account_id"),
+        accounts.c.min_balance.is_(None)
+        | (accounts.c.balance + bindparam("delta") >= accounts.c.min_balance),
+    )
+    .values(balance=accounts.c.balance + bindparam("delta"))
+)
+_TAKE_BACK_BALANCE = (
+    update(accounts)
+    .where(accounts.c.id == bindparam("account_id"))
+    .values(balance=accounts.c.balance - bindparam("delta"))
+)
+_LOCK_CHAIN_HEAD = (
+    select(chain_head.c.seq, chain_head.c.hash).where(chain_head.c.id == 1).with_for_update()
+)
+_MOVE_CHAIN_HEAD = (
+    update(chain_head)
+    .where(chain_head.c.id == 1)
+    .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
+)
+_INSERT_TRANSACTION = insert(transactions).returning(transactions.c.id)
+_INSERT_ENTRIES = insert(entries)
 
 
 def _now(now: datetime | None) -> datetime:
@@ -102,26 +144,23 @@ def balances(session: Session, codes: Iterable[str]) -> dict[str, int]:
     wanted = sorted(set(codes))
     if not wanted:
         return {}
-    rows = session.execute(
-        select(accounts.c.code, accounts.c.balance).where(accounts.c.code.in_(wanted))
-    ).all()
+    rows = session.execute(_BALANCES, {"codes": wanted}).all()
     return {row.code: int(row.balance) for row in rows}
 
 
-def lock_accounts(session: Session, codes: Iterable[str]) -> None:
+def lock_accounts(session: Session, codes: Iterable[str]) -> dict[str, int]:
     """Lock accounts, in id order, before a unit of work that posts more than once.
 
     `post` locks its accounts and then the chain head. A second `post` in the same database
     transaction would take account locks while holding the head, which can deadlock against
     other writers; locking every account up front keeps the order accounts -> chain head for
     the whole transaction. (On SQLite, BEGIN IMMEDIATE already serialises writers.)
+
+    Returns the normal-side balances of the accounts found (absent ones are not opened);
+    with the accounts locked they stay true until the caller's own postings.
     """
-    session.execute(
-        select(accounts.c.id)
-        .where(accounts.c.code.in_(sorted(set(codes))))
-        .order_by(accounts.c.id)
-        .with_for_update()
-    ).all()
+    rows = session.execute(_LOCK_ACCOUNTS, {"codes": sorted(set(codes))}).all()
+    return {row.code: int(row.balance) for row in rows}
 
 
 def post(
@@ -227,9 +266,7 @@ def _posted_from_row(session: Session, row: Row[Any], *, replayed: bool) -> Post
 
 
 def _existing(session: Session, idempotency_key: str, fingerprint: str) -> PostedTransaction | None:
-    row = session.execute(
-        select(transactions).where(transactions.c.idempotency_key == idempotency_key)
-    ).first()
+    row = session.execute(_TRANSACTION_BY_KEY, {"key": idempotency_key}).first()
     if row is None:
         return None
     if row.request_hash != fingerprint:
@@ -261,14 +298,7 @@ def _post_legs(
         return replay
 
     codes = sorted({code for code, _ in legs})
-    rows = session.execute(
-        select(
-            accounts.c.id,
-            accounts.c.code,
-            accounts.c.currency,
-            accounts.c.side,
-        ).where(accounts.c.code.in_(codes))
-    ).all()
+    rows = session.execute(_ACCOUNTS_BY_CODE, {"codes": codes}).all()
     by_code = {row.code: row for row in rows}
     missing = set(codes) - by_code.keys()
     if missing:
@@ -286,8 +316,6 @@ def _post_legs(
         raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
 
     # Balance changes, in account-id order so that concurrent postings cannot deadlock.
-    # The limit is checked in the UPDATE itself: on PostgreSQL the row lock makes a
-    # concurrent UPDATE wait and re-evaluate the WHERE clause against the new balance.
     applied: list[tuple[int, int]] = []
     for code in sorted(per_account, key=lambda c: by_code[c].id):
         account = by_code[code]
@@ -296,15 +324,7 @@ def _post_legs(
             continue
         result = cast(
             CursorResult[Any],
-            session.execute(
-                update(accounts)
-                .where(
-                    accounts.c.id == account.id,
-                    (accounts.c.min_balance.is_(None))
-                    | (accounts.c.balance + delta >= accounts.c.min_balance),
-                )
-                .values(balance=accounts.c.balance + delta)
-            ),
+            session.execute(_MOVE_BALANCE, {"account_id": account.id, "delta": delta}),
         )
         if result.rowcount != 1:
             _undo(session, applied)
@@ -312,9 +332,7 @@ def _post_legs(
         applied.append((account.id, delta))
 
     # The chain head is locked last, so that postings serialise only for the inserts.
-    head = session.execute(
-        select(chain_head.c.seq, chain_head.c.hash).where(chain_head.c.id == 1).with_for_update()
-    ).one()
+    head = session.execute(_LOCK_CHAIN_HEAD).one()
     if _dialect(session) != "sqlite":
         # Under READ COMMITTED a concurrent request with the same key may have committed
         # while we waited for the head; look again now that nobody else can insert.
@@ -341,22 +359,21 @@ def _post_legs(
         prev_hash=head.hash,
     )
     transaction_id = session.execute(
-        insert(transactions)
-        .values(
-            seq=seq,
-            kind=kind,
-            reference=reference,
-            idempotency_key=idempotency_key,
-            request_hash=fingerprint,
-            metadata=stored_metadata,
-            posted_at=posted_at,
-            prev_hash=head.hash,
-            hash=digest,
-        )
-        .returning(transactions.c.id)
+        _INSERT_TRANSACTION,
+        {
+            "seq": seq,
+            "kind": kind,
+            "reference": reference,
+            "idempotency_key": idempotency_key,
+            "request_hash": fingerprint,
+            "metadata": stored_metadata,
+            "posted_at": posted_at,
+            "prev_hash": head.hash,
+            "hash": digest,
+        },
     ).scalar_one()
     session.execute(
-        insert(entries),
+        _INSERT_ENTRIES,
         [
             {
                 "transaction_id": transaction_id,
@@ -367,7 +384,7 @@ def _post_legs(
             for entry in posted_entries
         ],
     )
-    session.execute(update(chain_head).where(chain_head.c.id == 1).values(seq=seq, hash=digest))
+    session.execute(_MOVE_CHAIN_HEAD, {"new_seq": seq, "new_hash": digest})
     return PostedTransaction(
         id=int(transaction_id),
         seq=seq,
@@ -385,8 +402,4 @@ def _post_legs(
 def _undo(session: Session, applied: Sequence[tuple[int, int]]) -> None:
     """Take back balance changes already made by a refused posting (we hold their locks)."""
     for account_id, delta in applied:
-        session.execute(
-            update(accounts)
-            .where(accounts.c.id == account_id)
-            .values(balance=accounts.c.balance - delta)
-        )
+        session.execute(_TAKE_BACK_BALANCE, {"account_id": account_id, "delta": delta})

@@ -24,7 +24,7 @@ from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
 from ledger import chart
 from ledger.model import AccountSpec, TransactionRequest, Transfer
-from ledger.posting import balance, lock_accounts, open_account, post
+from ledger.posting import lock_accounts, open_account, post
 
 DecidedBy = Literal["player", "timeout"]
 
@@ -40,12 +40,20 @@ class HandAccounts:
         key = str(player_id)
         return cls(chart.wallet(key, currency), chart.held(key, currency), chart.house(currency))
 
-    def open_and_lock(self, session: Session) -> None:
-        """Open the hand's accounts if new and lock them: a hand step posts twice at most."""
+    def lock(self, session: Session) -> int:
+        """Lock the hand's accounts (a hand step posts twice) and return the wallet's balance.
+
+        Accounts are opened on a player's first hand in a currency; afterwards this is one
+        query, and the locked balances make re-reading the wallet unnecessary.
+        """
         specs = (self.wallet, self.held, self.house)
-        for spec in specs:
-            open_account(session, spec)
-        lock_accounts(session, [spec.code for spec in specs])
+        codes = [spec.code for spec in specs]
+        locked = lock_accounts(session, codes)
+        if len(locked) < len(specs):
+            for spec in specs:
+                open_account(session, spec)
+            locked = lock_accounts(session, codes)
+        return locked[self.wallet.code]
 
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:
@@ -81,8 +89,11 @@ def _post(session: Session, record: HandRecord, step: str, movements: Sequence[M
     )
 
 
-def _settle(session: Session, record: HandRecord, hand: Hand, accounts: HandAccounts) -> None:
-    assert hand.total_returned is not None and hand.net is not None
+def _post_settlement(
+    session: Session, record: HandRecord, hand: Hand, accounts: HandAccounts
+) -> None:
+    """Everything staked goes to the house; everything returned comes back to the wallet."""
+    assert hand.total_returned is not None
     _post(
         session,
         record,
@@ -92,12 +103,20 @@ def _settle(session: Session, record: HandRecord, hand: Hand, accounts: HandAcco
             (accounts.house, accounts.wallet, hand.total_returned),
         ],
     )
-    record.status = HandStatus.SETTLED.value
-    record.outcome = hand.outcome.value if hand.outcome else None
-    record.total_returned = hand.total_returned
-    record.net = hand.net
-    record.balance_after = balance(session, accounts.wallet.code)
-    record.settled_at = datetime.now(UTC)
+
+
+def _state_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, object]:
+    """The record's status, and the columns settlement fills in."""
+    if hand.total_returned is None or hand.outcome is None:
+        return {"status": hand.status.value}
+    return {
+        "status": HandStatus.SETTLED.value,
+        "outcome": hand.outcome.value,
+        "total_returned": hand.total_returned,
+        "net": hand.net,
+        "balance_after": wallet_before_settlement + hand.total_returned,
+        "settled_at": datetime.now(UTC),
+    }
 
 
 def open_hand(
@@ -124,7 +143,9 @@ def open_hand(
         rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet
     )
     accounts = HandAccounts.of(player_id, rules.currency)
-    accounts.open_and_lock(session)
+    balance_before = accounts.lock(session)
+    # The row is written once, complete: the wallet's balance after is known arithmetically,
+    # since every account it involves is locked.
     record = HandRecord(
         player_id=player_id,
         table_id=table.id,
@@ -132,28 +153,22 @@ def open_hand(
         nonce=pair.next_nonce,
         currency=rules.currency,
         rules=rules.as_dict(),
-        status=hand.status.value,
         bet=bet,
         tie_bet=tie_bet,
         raise_amount=0,
         player_card=hand.player_card,
         dealer_card=hand.dealer_card,
         total_staked=hand.total_staked,
-        balance_before=balance(session, accounts.wallet.code),
+        balance_before=balance_before,
         created_at=datetime.now(UTC),
+        **_state_fields(hand, balance_before - hand.total_staked),
     )
     pair.next_nonce += 1
     session.add(record)
     session.flush()
-    _post(
-        session,
-        record,
-        "stake",
-        [(accounts.wallet, accounts.held, bet + tie_bet)],
-    )
+    _post(session, record, "stake", [(accounts.wallet, accounts.held, bet + tie_bet)])
     if hand.status is HandStatus.SETTLED:
-        _settle(session, record, hand, accounts)
-    session.flush()
+        _post_settlement(session, record, hand, accounts)
     return to_view(record, pair, reveal=False)
 
 
@@ -185,23 +200,24 @@ def decide_hand(
     pair = session.get_one(SeedPair, record.seed_pair_id)
     hand = decide(replay(record, pair), action)  # refuses surrender where not allowed
     accounts = HandAccounts.of(record.player_id, record.currency)
-    accounts.open_and_lock(session)
+    wallet = accounts.lock(session)  # deposits may have come in while the hand waited
     if action is Action.WAR:
-        _post(
-            session,
-            record,
-            "raise",
-            [(accounts.wallet, accounts.held, hand.raise_amount)],
-        )
-    record.decision = action.value
-    record.decided_by = decided_by
-    record.raise_amount = hand.raise_amount
-    record.total_staked = hand.total_staked
-    if hand.war is not None:
-        record.war_burned = list(hand.war.burned)
-        record.war_player_card = hand.war.player_card
-        record.war_dealer_card = hand.war.dealer_card
-    _settle(session, record, hand, accounts)
+        _post(session, record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
+    _post_settlement(session, record, hand, accounts)
+    # Set after posting, so the row is written in one UPDATE at the end.
+    war = hand.war
+    fields: dict[str, object] = {
+        "decision": action.value,
+        "decided_by": decided_by,
+        "raise_amount": hand.raise_amount,
+        "total_staked": hand.total_staked,
+        "war_burned": list(war.burned) if war else None,
+        "war_player_card": war.player_card if war else None,
+        "war_dealer_card": war.dealer_card if war else None,
+        **_state_fields(hand, wallet - hand.raise_amount),
+    }
+    for name, value in fields.items():
+        setattr(record, name, value)
     session.flush()
     return to_view(record, pair, reveal=False)
 
