@@ -72,7 +72,13 @@ _MOVE_CHAIN_HEAD = (
     .where(chain_head.c.id == 1)
     .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
 )
-_INSERT_TRANSACTION = insert(transactions).returning(transactions.c.id)
+# The unique idempotency key decides at the insert: no look-up beforehand on the hot path.
+_INSERT_TRANSACTION = {
+    name: dialect.insert(transactions)
+    .on_conflict_do_nothing(index_elements=[transactions.c.idempotency_key])
+    .returning(transactions.c.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
 _INSERT_ENTRIES = insert(entries)
 
 
@@ -293,10 +299,6 @@ def _post_legs(
         kind=kind, reference=reference, metadata=stored_metadata, legs=legs
     )
 
-    replay = _existing(session, idempotency_key, fingerprint)
-    if replay is not None:
-        return replay
-
     codes = sorted({code for code, _ in legs})
     rows = session.execute(_ACCOUNTS_BY_CODE, {"codes": codes}).all()
     by_code = {row.code: row for row in rows}
@@ -328,23 +330,15 @@ def _post_legs(
         )
         if result.rowcount != 1:
             _undo(session, applied)
+            # A retry of a posting that emptied the account is a replay, not a refusal.
+            replay = _existing(session, idempotency_key, fingerprint)
+            if replay is not None:
+                return replay
             raise LimitExceeded(code)
         applied.append((account.id, delta))
 
     # The chain head is locked last, so that postings serialise only for the inserts.
     head = session.execute(_LOCK_CHAIN_HEAD).one()
-    if _dialect(session) != "sqlite":
-        # Under READ COMMITTED a concurrent request with the same key may have committed
-        # while we waited for the head; look again now that nobody else can insert.
-        # (On SQLite BEGIN IMMEDIATE already serialised the whole transaction.)
-        try:
-            replay = _existing(session, idempotency_key, fingerprint)
-        except IdempotencyConflict:
-            _undo(session, applied)
-            raise
-        if replay is not None:
-            _undo(session, applied)
-            return replay
 
     seq = int(head.seq) + 1
     posted_entries = tuple(Entry(code, by_code[code].currency, amount) for code, amount in legs)
@@ -359,7 +353,7 @@ def _post_legs(
         prev_hash=head.hash,
     )
     transaction_id = session.execute(
-        _INSERT_TRANSACTION,
+        _INSERT_TRANSACTION[_dialect(session)],
         {
             "seq": seq,
             "kind": kind,
@@ -371,7 +365,15 @@ def _post_legs(
             "prev_hash": head.hash,
             "hash": digest,
         },
-    ).scalar_one()
+    ).scalar_one_or_none()
+    if transaction_id is None:
+        # The key is taken (a retry, or a concurrent twin that committed first): take the
+        # balance changes back and answer with the original, or refuse a different content.
+        _undo(session, applied)
+        replay = _existing(session, idempotency_key, fingerprint)
+        if replay is None:
+            raise InvalidTransaction(f"idempotency key {idempotency_key!r} is taken")
+        return replay
     session.execute(
         _INSERT_ENTRIES,
         [

@@ -151,6 +151,23 @@ def test_same_key_same_content_replays_without_moving_money(
 
 
 @pytest.mark.usefixtures("accounts")
+def test_a_retried_posting_that_emptied_an_account_replays_rather_than_refusing(
+    session_factory: sessionmaker[Session],
+) -> None:
+    with session_factory.begin() as session:
+        post(session, _request("fund", Transfer(CASHIER, WALLET, 300)))
+    drain = _request("drain", Transfer(WALLET, CASHIER, 300))
+    with session_factory.begin() as session:
+        first = post(session, drain)
+    with session_factory.begin() as session:
+        again = post(session, drain)
+    assert again.replayed
+    assert again.id == first.id
+    with session_factory() as session:
+        assert balance(session, WALLET) == 0
+
+
+@pytest.mark.usefixtures("accounts")
 def test_same_key_different_content_is_an_idempotency_conflict(
     session_factory: sessionmaker[Session],
 ) -> None:
