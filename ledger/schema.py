@@ -110,7 +110,9 @@ class LedgerEntry(LedgerBase):
     __tablename__ = "ledger_entries"
     __table_args__ = (
         CheckConstraint("amount <> 0", name="amount_nonzero"),
-        Index("ix_ledger_entries_account_id", "account_id"),
+        # An account's entries in transaction order: balances re-summed by the verifier,
+        # and a wallet's movements within a range of the ledger (the hand audit).
+        Index("ix_ledger_entries_account_id_transaction_id", "account_id", "transaction_id"),
         Index("ix_ledger_entries_transaction_id", "transaction_id"),
     )
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, Select, String, cast, func, select
@@ -183,6 +184,17 @@ class Replayer:
         )
 
 
+@cache
+def _hand_account_codes(player_id: int, currency: str) -> tuple[str, str, str]:
+    """Wallet, held and house codes of a player's hands (cached: the audit's hot loop)."""
+    key = str(player_id)
+    return (
+        chart.wallet(key, currency).code,
+        chart.held(key, currency).code,
+        chart.house(currency).code,
+    )
+
+
 def _expected(
     stake: int,
     raise_amount: int,
@@ -191,15 +203,13 @@ def _expected(
     player_id: int,
     currency: str,
 ) -> dict[str, list[dict[str, int]]]:
-    wallet = chart.wallet(str(player_id), currency).code
-    held = chart.held(str(player_id), currency).code
+    wallet, held, house = _hand_account_codes(player_id, currency)
     expected: dict[str, list[dict[str, int]]] = {
         "stake": [{wallet: stake, held: -stake}],
         "raise": [{wallet: raise_amount, held: -raise_amount}] if raise_amount else [],
         "settlement": [],
     }
     if returned is not None:
-        house = chart.house(currency).code
         settlement = {held: staked, house: returned - staked, wallet: -returned}
         expected["settlement"] = [{code: amount for code, amount in settlement.items() if amount}]
     return expected
@@ -359,7 +369,7 @@ def ledger_window(row: HandRow, txns: Sequence[LedgerTxn]) -> WalletWindow | Non
         return None
     return WalletWindow(
         key=row.id,
-        wallet=f"wallet:{row.player_id}:{row.currency}",
+        wallet=_hand_account_codes(row.player_id, row.currency)[0],
         after_seq=after,
         before_seq=before,
         own_reference=reference(row.id),

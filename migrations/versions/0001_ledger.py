@@ -170,7 +170,11 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_ledger_entries")),
     )
-    op.create_index("ix_ledger_entries_account_id", "ledger_entries", ["account_id"])
+    op.create_index(
+        "ix_ledger_entries_account_id_transaction_id",
+        "ledger_entries",
+        ["account_id", "transaction_id"],
+    )
     op.create_index("ix_ledger_entries_transaction_id", "ledger_entries", ["transaction_id"])
     chain_head = op.create_table(
         "ledger_chain_head",
@@ -196,7 +200,7 @@ def downgrade() -> None:
         op.execute("DROP FUNCTION ledger_refuse_change() CASCADE")
     op.drop_table("ledger_chain_head")
     op.drop_index("ix_ledger_entries_transaction_id", table_name="ledger_entries")
-    op.drop_index("ix_ledger_entries_account_id", table_name="ledger_entries")
+    op.drop_index("ix_ledger_entries_account_id_transaction_id", table_name="ledger_entries")
     op.drop_table("ledger_entries")
     op.drop_index(op.f("ix_ledger_transactions_reference"), table_name="ledger_transactions")
     op.drop_table("ledger_transactions")
