@@ -32,12 +32,16 @@ MAX_KEY_LENGTH = 255
 
 M = TypeVar("M", bound=ResponseBody)
 
-_IN_FLIGHT = Problem(
-    409, "idempotency_in_flight", "a request with this Idempotency-Key is still running"
-)
-_REUSED = Problem(
-    422, "idempotency_key_reused", "this Idempotency-Key was used with a different request"
-)
+IN_FLIGHT = "idempotency_in_flight"
+REUSED = "idempotency_key_reused"
+
+
+def _in_flight() -> Problem:
+    return Problem(409, IN_FLIGHT, "a request with this Idempotency-Key is still running")
+
+
+def _reused() -> Problem:
+    return Problem(422, REUSED, "this Idempotency-Key was used with a different request")
 
 
 def fingerprint(method: str, path: str, body: Any) -> str:
@@ -68,7 +72,7 @@ class Idempotency:
         """
         with self._running_lock:
             if (caller, key) in self._running:
-                raise _IN_FLIGHT
+                raise _in_flight()
             self._running.add((caller, key))
         try:
             yield
@@ -101,7 +105,7 @@ class Idempotency:
                     )
             except Exception as error:
                 refusal = as_problem(error)
-                if refusal is None or refusal.status >= 500 or refusal in (_IN_FLIGHT, _REUSED):
+                if refusal is None or refusal.status >= 500 or refusal.code in (IN_FLIGHT, REUSED):
                     raise
                 self._remember(principal, key, request_fingerprint, refusal)
                 raise refusal from error
@@ -111,7 +115,7 @@ class Idempotency:
         if self._database.is_postgresql and not session.scalar(
             text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
         ):
-            raise _IN_FLIGHT
+            raise _in_flight()
 
     def _remember(
         self, principal: Principal, key: str, request_fingerprint: str, refusal: Problem
@@ -147,7 +151,7 @@ def _record(
 
 def _replay(record: IdempotencyRecord, request_fingerprint: str, model: type[M]) -> Response[Any]:
     if record.request_hash != request_fingerprint:
-        raise _REUSED
+        raise _reused()
     headers = {REPLAYED_HEADER: "true"}
     if record.response_status >= 400:
         return Response(
