@@ -2,9 +2,10 @@
 
 A key's record is written in the same database transaction as the request's effects, so a
 retried request can never bet twice: both committed or neither did. A refusal by the game,
-the ledger or the service (a 4xx problem) is remembered too, in a transaction of its own
-after the request's work was rolled back: the key then replays that refusal, and the
-request itself left no trace in the money. Send a new key to try again.
+the ledger or the service (a 4xx problem) is remembered too: the work runs in a savepoint
+that the refusal rolls back, and the refusal is recorded in the same transaction, while the
+key is still held. The key then replays that refusal, and the request itself left no trace
+in the money. Send a new key to try again.
 """
 
 import hashlib
@@ -17,7 +18,6 @@ from typing import Any, TypeVar
 
 from litestar import Response
 from sqlalchemy import select, text
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from api.auth import Principal
@@ -90,42 +90,36 @@ class Idempotency:
         *,
         status_code: int,
     ) -> Response[Any]:
-        with self.in_flight(principal.caller, key):
+        with self.in_flight(principal.caller, key), self._database.transaction() as session:
+            self._claim(session, principal.caller, key)
+            record = _find(session, principal.caller, key)
+            if record is not None:
+                return _replay(record, request_fingerprint, model)
             try:
-                with self._database.transaction() as session:
-                    self._claim(session, principal.caller, key)
-                    record = _find(session, principal.caller, key)
-                    if record is not None:
-                        return _replay(record, request_fingerprint, model)
+                # The work runs in a savepoint: a refusal rolls it back entirely and is
+                # recorded in the same transaction, while the key is still held.
+                with session.begin_nested():
                     result = operation(session)
-                    session.add(
-                        _record(
-                            principal, key, request_fingerprint, status_code, result.stored_form()
-                        )
-                    )
             except Exception as error:
                 refusal = as_problem(error)
-                if refusal is None or refusal.status >= 500 or refusal.code in (IN_FLIGHT, REUSED):
+                if refusal is None or refusal.status >= 500:
                     raise
-                self._remember(principal, key, request_fingerprint, refusal)
-                raise refusal from error
-        return Response(result, status_code=status_code)
+                session.add(
+                    _record(principal, key, request_fingerprint, refusal.status, refusal.body())
+                )
+                answer: Response[Any] = _problem_response(refusal, headers={})
+            else:
+                session.add(
+                    _record(principal, key, request_fingerprint, status_code, result.stored_form())
+                )
+                answer = Response(result, status_code=status_code)
+        return answer
 
     def _claim(self, session: Session, caller: str, key: str) -> None:
         if self._database.is_postgresql and not session.scalar(
             text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
         ):
             raise _in_flight()
-
-    def _remember(
-        self, principal: Principal, key: str, request_fingerprint: str, refusal: Problem
-    ) -> None:
-        record = _record(principal, key, request_fingerprint, refusal.status, refusal.body())
-        try:
-            with self._database.transaction() as session:
-                session.add(record)
-        except IntegrityError:
-            pass  # another process remembered this key meanwhile: its answer stands
 
 
 def _find(session: Session, caller: str, key: str) -> IdempotencyRecord | None:
@@ -146,6 +140,15 @@ def _record(
         response_status=status,
         response_body=body,
         created_at=datetime.now(UTC),
+    )
+
+
+def _problem_response(refusal: Problem, headers: dict[str, str]) -> Response[Any]:
+    return Response(
+        refusal.body(),
+        status_code=refusal.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers={**refusal.headers, **headers},
     )
 
 

@@ -28,18 +28,16 @@ from api.cli.common import EXIT_OK, EXIT_PROBLEM, Subparsers, UsageError, print_
 from api.db.database import Database
 from api.services.audit import count_hands, read_snapshot
 from api.services.audit_ledger import PeriodAudit, audit_period
-from api.services.gaming_day import day_start
+from api.services.gaming_day import day_start, parse_day
 from api.settings import get_settings
 from ledger.schema import transactions
 
 
 def iso_day(text: str) -> date:
     try:
-        if len(text) != 10:
-            raise ValueError(text)
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a date, YYYY-MM-DD, got {text!r}") from None
+        return parse_day(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def register(subparsers: Subparsers) -> None:

@@ -104,6 +104,10 @@ class HandRecord(Base):
         Index("ix_hands_player_id_id", "player_id", "id"),
         Index("ix_hands_created_at", "created_at"),
         Index("ix_hands_status_created_at", "status", "created_at"),
+        # Payout reports page settled hands by (settled_at, id) within a range.
+        Index("ix_hands_status_settled_at_id", "status", "settled_at", "id"),
+        # A deleted hand's id is never handed out again (SQLite would reuse the highest).
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)

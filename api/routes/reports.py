@@ -19,19 +19,18 @@ from api.routes.common import (
     problems,
 )
 from api.services.audit import read_snapshot
+from api.services.gaming_day import parse_day
 from api.services.payouts import payout_report, to_csv
 from api.services.unfinished import unfinished_hands
 
 CSV_MEDIA_TYPE = "text/csv"
 
 
-def parse_day(name: str, value: str) -> date:
+def _day(name: str, value: str) -> date:
     try:
-        if len(value) != 10:
-            raise ValueError(value)
-        return date.fromisoformat(value)
-    except ValueError:
-        raise validation_problem(name, "must be a date, YYYY-MM-DD") from None
+        return parse_day(value)
+    except ValueError as error:
+        raise validation_problem(name, str(error)) from None
 
 
 class ReportController(Controller):
@@ -63,7 +62,7 @@ class ReportController(Controller):
         """Handle, returns, house win, hold and theoretical win of hands settled in the range
         (by the gaming day of settlement), from the ledger, cross-checked with the records."""
         principal.require(Role.OPERATOR)
-        first, last = parse_day("from", from_day), parse_day("to", to_day)
+        first, last = _day("from", from_day), _day("to", to_day)
         if first > last:
             raise validation_problem("from", "must not be after `to`")
         with read_snapshot(database.engine) as connection:

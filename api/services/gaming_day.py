@@ -8,7 +8,26 @@ the indexes on `created_at` / `settled_at` serve.
 """
 
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Final
 from zoneinfo import ZoneInfo
+
+# Far enough apart for any casino, near enough that every zone's day boundaries stay
+# representable (9999-12-31 has no next day to end on).
+FIRST_DAY: Final = date(1970, 1, 2)
+LAST_DAY: Final = date(9998, 12, 30)
+
+
+def parse_day(text: str) -> date:
+    """A gaming day written YYYY-MM-DD; ValueError with a client-facing message otherwise."""
+    try:
+        if len(text) != 10:
+            raise ValueError(text)
+        day = date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"must be a date, YYYY-MM-DD, got {text!r}") from None
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise ValueError(f"must be from {FIRST_DAY} to {LAST_DAY}, got {text}")
+    return day
 
 
 def day_start(day: date, zone: ZoneInfo, start_hour: int) -> datetime:

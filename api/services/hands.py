@@ -23,6 +23,7 @@ from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
 from ledger import chart
+from ledger.errors import LedgerError
 from ledger.model import AccountSpec, TransactionRequest, Transfer
 from ledger.posting import lock_accounts, open_account, post
 
@@ -70,30 +71,51 @@ def replay(record: HandRecord, pair: SeedPair) -> Hand:
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
 
 
-def _post(session: Session, record: HandRecord, step: str, movements: Sequence[Movement]) -> None:
-    """Post one step of the hand; a zero movement (nothing returned on a loss) is left out."""
+def _post(
+    session: Session,
+    record: HandRecord,
+    step: str,
+    movements: Sequence[Movement],
+    **metadata: str,
+) -> None:
+    """Post one step of the hand; a zero movement (nothing returned on a loss) is left out.
+
+    The metadata is covered by the ledger's hash chain, so the audit can hold the hand record
+    to it (who played, at which table, and who decided).
+    """
     transfers = tuple(
         Transfer(debit=debit.code, credit=credit.code, amount=amount)
         for debit, credit, amount in movements
         if amount > 0
     )
-    post(
+    posted = post(
         session,
         TransactionRequest(
             kind=step,
             idempotency_key=f"hand:{record.id}:{step}",
             transfers=transfers,
             reference=f"hand:{record.id}",
-            metadata={"player_id": record.player_id, "table_id": record.table_id},
+            metadata={"player_id": record.player_id, "table_id": record.table_id, **metadata},
         ),
     )
+    if posted.replayed:  # a hand's keys are new by construction: money must have moved now
+        raise LedgerError(f"hand {record.id} {step} was already posted")
 
 
 def _post_settlement(
-    session: Session, record: HandRecord, hand: Hand, accounts: HandAccounts
+    session: Session,
+    record: HandRecord,
+    hand: Hand,
+    accounts: HandAccounts,
+    decided_by: DecidedBy | None = None,
 ) -> None:
     """Everything staked goes to the house; everything returned comes back to the wallet."""
     assert hand.total_returned is not None
+    decision = (
+        {"decision": hand.decision.value, "decided_by": decided_by}
+        if hand.decision is not None and decided_by is not None
+        else {}
+    )
     _post(
         session,
         record,
@@ -102,6 +124,7 @@ def _post_settlement(
             (accounts.held, accounts.house, hand.total_staked),
             (accounts.house, accounts.wallet, hand.total_returned),
         ],
+        **decision,
     )
 
 
@@ -203,7 +226,7 @@ def decide_hand(
     wallet = accounts.lock(session)  # deposits may have come in while the hand waited
     if action is Action.WAR:
         _post(session, record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
-    _post_settlement(session, record, hand, accounts)
+    _post_settlement(session, record, hand, accounts, decided_by)
     # Set after posting, so the row is written in one UPDATE at the end.
     war = hand.war
     fields: dict[str, object] = {

@@ -20,7 +20,7 @@ from functools import cache
 from typing import Any, Final, Literal
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import Connection, String, cast, select
+from sqlalchemy import Connection, String, cast, select, tuple_
 from sqlalchemy.orm import Session
 
 from api.db.models import HandRecord
@@ -30,6 +30,7 @@ from api.services.hand_ledger import AccountCodes, LedgerTxn, fetch_hand_ledger,
 from casino.hand import HandStatus, Outcome
 from casino.odds import Odds, exact_odds
 from casino.rules import GameRules, TableRules
+from ledger import chart
 
 GroupBy = Literal["day", "table", "player"]
 GROUP_KEYS: Final[dict[str, str]] = {"day": "day", "table": "table_id", "player": "player_id"}
@@ -121,7 +122,9 @@ class _Group:
         bets = self.bets.get(hand.rules)
         if bets is None:
             bets = self.bets[hand.rules] = [0, 0, 0]
-        bets[1 if surrendered else 0] += hand.bet
+        bets[0] += hand.bet
+        if surrendered:
+            bets[1] += hand.bet
         bets[2] += hand.tie_bet
 
     def merge(self, other: "_Group") -> None:
@@ -132,17 +135,24 @@ class _Group:
         self.wars += other.wars
         self.surrenders += other.surrenders
         self.tie_bets_won += other.tie_bets_won
-        for rules, (war, surrender, tie) in other.bets.items():
+        for rules, (main, surrendered, tie) in other.bets.items():
             mine = self.bets.setdefault(rules, [0, 0, 0])
-            mine[0] += war
-            mine[1] += surrender
+            mine[0] += main
+            mine[1] += surrendered
             mine[2] += tie
 
     def theoretical(self, odds: Callable[[str], Odds]) -> Fraction:
+        """Expected house win, unbiased whatever the player's strategy on ties.
+
+        Every main bet is rated at the always-war edge; a surrender (which happens only on a
+        tie, with probability p_tie) adds (surrender edge - war edge) / p_tie of its bet, so
+        that a player who always surrenders is rated at exactly the surrender edge.
+        """
         total = Fraction(0)
-        for rules, (war, surrender, tie) in self.bets.items():
+        for rules, (main, surrendered, tie) in self.bets.items():
             o = odds(rules)
-            total += war * o.house_edge_war + surrender * o.house_edge_surrender
+            total += main * o.house_edge_war
+            total += surrendered * (o.house_edge_surrender - o.house_edge_war) / o.p_tie
             total += tie * o.house_edge_tie_bet
         return total
 
@@ -277,12 +287,12 @@ def settled_hands(
             _h.settled_at >= start,
             _h.settled_at < end,
         )
-        .order_by(_h.id)
+        .order_by(_h.settled_at, _h.id)
         .limit(BATCH)
     )
-    after = 0
+    query = base  # keyset on (settled_at, id), served by ix_hands_status_settled_at_id
     while True:
-        rows = connection.execute(base.where(_h.id > after)).all()
+        rows = connection.execute(query).all()
         if not rows:
             return
         ledger = fetch_hand_ledger(connection, [reference(row.id) for row in rows], codes)
@@ -302,7 +312,7 @@ def settled_hands(
             settled_at,
         ) in rows:
             staked, returned = ledger_money(
-                ledger.get(reference(hand_id), ()), f"wallet:{player_id}:{currency}"
+                ledger.get(reference(hand_id), ()), chart.wallet(str(player_id), currency).code
             )
             yield SettledHand(
                 hand_id=hand_id,
@@ -321,9 +331,10 @@ def settled_hands(
                 ledger_staked=staked,
                 ledger_returned=returned,
             )
-        after = rows[-1].id
         if len(rows) < BATCH:
             return
+        last = rows[-1]
+        query = base.where(tuple_(_h.settled_at, _h.id) > tuple_(last.settled_at, last.id))
 
 
 def payout_report(

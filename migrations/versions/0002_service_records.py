@@ -138,11 +138,15 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id"),
         sa.UniqueConstraint("seed_pair_id", "nonce", name="uq_hands_seed_pair_nonce"),
+        sqlite_autoincrement=True,
     )
     with op.batch_alter_table("hands", schema=None) as batch_op:
         batch_op.create_index("ix_hands_created_at", ["created_at"], unique=False)
         batch_op.create_index("ix_hands_player_id_id", ["player_id", "id"], unique=False)
         batch_op.create_index("ix_hands_status_created_at", ["status", "created_at"], unique=False)
+        batch_op.create_index(
+            "ix_hands_status_settled_at_id", ["status", "settled_at", "id"], unique=False
+        )
         batch_op.create_index(batch_op.f("ix_hands_table_id"), ["table_id"], unique=False)
         batch_op.create_index(
             "uq_hands_one_unfinished_per_player",
@@ -161,6 +165,7 @@ def downgrade() -> None:
             postgresql_where=sa.text("status = 'awaiting_decision'"),
         )
         batch_op.drop_index(batch_op.f("ix_hands_table_id"))
+        batch_op.drop_index("ix_hands_status_settled_at_id")
         batch_op.drop_index("ix_hands_status_created_at")
         batch_op.drop_index("ix_hands_player_id_id")
         batch_op.drop_index("ix_hands_created_at")

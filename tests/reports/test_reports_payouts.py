@@ -91,11 +91,24 @@ def test_theoretical_win_uses_the_exact_edges_of_each_hands_recorded_rules() -> 
         _hand(2, bet=1000, outcome="surrender", net=-500),
     ]
     row = aggregate(hands, "table").rows[0]
-    exact = 1000 * odds.house_edge_war + 1000 * odds.house_edge_surrender
+    surrender_premium = (odds.house_edge_surrender - odds.house_edge_war) / odds.p_tie
+    exact = 2000 * odds.house_edge_war + 1000 * surrender_premium
     exact += 100 * odds.house_edge_tie_bet
     assert row["table_id"] == 1
     assert row["theoretical_win"] == round(exact)
     assert row["theoretical_hold"] == pytest.approx(float(exact / Fraction(2100)))
+
+
+def test_a_player_who_always_surrenders_is_rated_at_the_surrender_edge() -> None:
+    """Of `denominator` hands, `numerator` tie (p_tie) and are surrendered: exactly so."""
+    odds = odds_for_rules(RULES)
+    ties, hands = odds.p_tie.numerator, odds.p_tie.denominator
+    played = [
+        _hand(n, bet=100, outcome="surrender" if n < ties else "dealer_win", net=-100)
+        for n in range(hands)
+    ]
+    row = aggregate(played, "table").rows[0]
+    assert row["theoretical_win"] == round(100 * hands * odds.house_edge_surrender)
 
 
 def test_currencies_never_add_up() -> None:
@@ -244,6 +257,8 @@ def test_reports_refuse_bad_input_and_other_roles(operator: Caller, auditor: Cal
         {"from": "yesterday", "to": "2026-06-10"},
         {"from": "2026-06-11", "to": "2026-06-10"},
         {"from": "2026-06-10", "to": "2026-06-10", "group_by": "week"},
+        {"from": "2026-06-10", "to": "9999-12-31"},
+        {"from": "0001-01-01", "to": "2026-06-10"},
     ):
         response = operator.get("/v1/reports/payouts", **params)
         assert response.status_code == 422, params
@@ -305,3 +320,5 @@ def test_cli_report_in_every_format(
     assert main(args) == 0
     assert "TOTAL" in capsys.readouterr().out
     assert main(["report", "payouts", "--from", "2026-06-11", "--to", "2026-06-10"]) == 2
+    assert main(["report", "payouts", "--from", "2026-06-10", "--to", "9999-12-31"]) == 2
+    assert main(["audit", "--to", "9999-12-31"]) == 2
