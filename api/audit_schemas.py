@@ -85,13 +85,17 @@ class GameRecall(ResponseBody):
 
 
 class HandAudit(ResponseBody):
-    hand: HandView
-    seeds: AuditSeeds
+    hand: HandView | None = Field(
+        description="Null when the record no longer fits the hand schema; `differences` say why."
+    )
+    seeds: AuditSeeds | None = Field(description="Null when the hand's seed pair is gone.")
     derived: DerivedHand | None = Field(description="Null when the hand cannot be replayed.")
     ledger_transactions: list[LedgerTransactionView]
     verdict: Literal["match", "mismatch"]
     differences: list[AuditDifference]
-    recall: GameRecall
+    recall: GameRecall | None = Field(
+        description="Null when the record no longer fits the recall schema; `differences` say why."
+    )
 
 
 # Ledger integrity
@@ -149,6 +153,15 @@ class ReferencesSection(ResponseBody):
     problems: list[IntegrityProblem]
 
 
+class NonceSection(ResponseBody):
+    ok: bool
+    seed_pairs_checked: int
+    problems: list[IntegrityProblem] = Field(
+        description="`nonce_gap` (naming the seed pair and the missing nonces), "
+        "`nonce_duplicate`, `nonce_out_of_range`, `unknown_seed_pair` (naming the hand)."
+    )
+
+
 class LedgerIntegrity(ResponseBody):
     ok: bool
     hash_chain: HashChainSection
@@ -156,6 +169,7 @@ class LedgerIntegrity(ResponseBody):
     stored_balances: StoredBalancesSection
     held_for_unsettled_hands: HeldSection
     hand_references: ReferencesSection
+    nonce_continuity: NonceSection
     other_problems: list[IntegrityProblem]
 
 

@@ -137,6 +137,7 @@ def _print_summary(result: PeriodAudit) -> None:
         "stored_balances",
         "held_for_unsettled_hands",
         "hand_references",
+        "nonce_continuity",
     ):
         section = ledger[name]
         out(f"  {name.replace('_', ' ')}: {'ok' if section['ok'] else 'FAILED'}\n")
@@ -149,6 +150,11 @@ def _print_summary(result: PeriodAudit) -> None:
             f"  held {held['currency']}: {held['held']} for {held['unsettled_hands']} "
             f"unsettled hands staking {held['unsettled_stakes']}\n"
         )
+    head = ledger["hash_chain"]["head"]
+    out(
+        f"  chain head: seq {head['seq']} hash {head['hash']}"
+        " (file it outside the database; the next audit must still contain it)\n"
+    )
     out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
 
 

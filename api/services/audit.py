@@ -17,14 +17,14 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Engine, Select, String, cast, func, select
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord, SeedPair
+from api.db.models import CasinoTable, HandRecord, SeedPair
 from api.services.hand_ledger import (
     HAND_KINDS,
     AccountCodes,
@@ -36,15 +36,23 @@ from api.services.hand_ledger import (
 )
 from casino.errors import GameError, InvalidSeed
 from casino.fairness import HandSeeds, server_seed_hash
-from casino.hand import Action, Hand, HandStatus, play
+from casino.hand import Action, Hand, HandStatus, Outcome, play
 from casino.rules import TableRules
 from ledger import chart
 
 BATCH = 2000
 DECIDED_BY = ("player", "timeout")
 
+# How far a hand's `created_at` / `settled_at` may be from the `posted_at` of its stake /
+# settlement: both are written in the same request, from the same clock.
+TIME_TOLERANCE = timedelta(seconds=60)
+STATUSES = frozenset(status.value for status in HandStatus)
+OUTCOMES = frozenset(outcome.value for outcome in Outcome)
+ACTIONS = frozenset(action.value for action in Action)
+
 hands_table = HandRecord.__table__
 pairs_table = SeedPair.__table__
+tables_table = CasinoTable.__table__
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,9 +103,11 @@ class HandRow(NamedTuple):
     balance_before: int
     balance_after: int | None
     settled_at: datetime | None
-    server_seed: str
-    server_seed_hash: str
-    client_seed: str
+    created_at: datetime
+    server_seed: str | None  # None: the seed pair row is gone (outer join)
+    server_seed_hash: str | None
+    client_seed: str | None
+    table_rules: str | None  # the table's rules as JSON text; None: the table row is gone
 
 
 _h = hands_table.c
@@ -127,15 +137,21 @@ HAND_COLUMNS = (
     _h.balance_before,
     _h.balance_after,
     _h.settled_at,
+    _h.created_at,
     pairs_table.c.server_seed,
     pairs_table.c.server_seed_hash,
     pairs_table.c.client_seed,
+    cast(tables_table.c.rules, String).label("table_rules"),
 )
 
 
 def hand_query() -> Select[Any]:
+    """Outer joins: a hand whose seed pair or table row was deleted is still audited (and
+    named), never silently left out."""
     return select(*HAND_COLUMNS).select_from(
-        hands_table.join(pairs_table, pairs_table.c.id == _h.seed_pair_id)
+        hands_table.outerjoin(pairs_table, pairs_table.c.id == _h.seed_pair_id).outerjoin(
+            tables_table, tables_table.c.id == _h.table_id
+        )
     )
 
 
@@ -145,6 +161,7 @@ class Replayer:
     def __init__(self) -> None:
         self._rules: dict[str, TableRules | GameError] = {}
         self._commitments: dict[int, bool] = {}
+        self._rule_differences: dict[tuple[str, str], tuple[Difference, ...]] = {}
 
     def rules(self, text: str) -> TableRules:
         found = self._rules.get(text)
@@ -165,14 +182,47 @@ class Replayer:
         ok = self._commitments.get(row.seed_pair_id)
         if ok is None:
             try:
-                digest = server_seed_hash(row.server_seed)
-            except InvalidSeed:
+                digest = server_seed_hash(row.server_seed) if row.server_seed is not None else ""
+            except (InvalidSeed, TypeError, ValueError):
                 digest = ""
             ok = self._commitments[row.seed_pair_id] = digest == row.server_seed_hash
         return ok
 
+    def rule_differences(self, recorded: str, table: str) -> tuple[Difference, ...]:
+        """The recorded rules against the table's, field by field (table rules never change
+        after creation, so every hand at a table records exactly them). Cached per pair."""
+        key = (recorded, table)
+        found = self._rule_differences.get(key)
+        if found is None:
+            found = self._rule_differences[key] = _compare_rules(recorded, table)
+        return found
+
+    def wager_difference(self, row: HandRow) -> Difference | None:
+        """The recorded wager, refused by the table's rules (the recorded ones if the table's
+        cannot be read)? Named `bet` or `tie_bet`."""
+        rules: TableRules | None = None
+        for text in (row.table_rules, row.rules):
+            if text is None:
+                continue
+            try:
+                rules = self.rules(text)
+                break
+            except GameError:
+                continue
+        if rules is None:
+            return None
+        try:
+            rules.check_wager(row.bet, row.tie_bet)
+        except GameError as error:
+            message = str(error)
+            name = "tie_bet" if message.startswith("tie_bet") else "bet"
+            return Difference(name, getattr(row, name), f"refused by the table's rules: {message}")
+        return None
+
     def replay(self, row: HandRow) -> Hand:
         """The hand as the engine derives it; raises GameError/ValueError if it cannot."""
+        if row.server_seed is None or row.client_seed is None:
+            raise GameError(f"seed pair {row.seed_pair_id} does not exist")
         rules = self.rules(row.rules)
         action = Action(row.decision) if row.decision is not None else None
         return play(
@@ -182,6 +232,84 @@ class Replayer:
             row.tie_bet,
             action,
         )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        loaded = json.loads(text)
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def _compare_rules(recorded: str, table: str) -> tuple[Difference, ...]:
+    if recorded == table:
+        return ()
+    mine, theirs = _json_object(recorded), _json_object(table)
+    if mine is None or theirs is None:
+        return (Difference("rules", recorded, table),) if mine != theirs else ()
+    return tuple(
+        Difference(f"rules.{name}", mine.get(name), theirs.get(name))
+        for name in sorted(mine.keys() | theirs.keys())
+        if mine.get(name) != theirs.get(name)
+    )
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _check_record_fields(
+    row: HandRow, replayer: Replayer, add: Callable[[Difference], None]
+) -> None:
+    """What the record must hold whether or not it can be replayed: a decision the engine
+    knows, its table's rules and a wager those rules accept, an existing seed pair."""
+    if row.decision is not None and row.decision not in ACTIONS:
+        add(Difference("decision", row.decision, " or ".join(sorted(ACTIONS)) + " or null"))
+    if row.server_seed is None:
+        add(Difference("seed_pair_id", row.seed_pair_id, "no such seed pair"))
+    if row.table_rules is None:
+        add(Difference("table_id", row.table_id, "no such table"))
+    else:
+        for difference in replayer.rule_differences(row.rules, row.table_rules):
+            add(difference)
+    wager = replayer.wager_difference(row)
+    if wager is not None:
+        add(wager)
+
+
+def _check_ledger_witness(
+    row: HandRow, txns: Sequence[LedgerTxn], add: Callable[[Difference], None]
+) -> None:
+    """The record against what its ledger transactions say of it (hashed into the chain,
+    so these cannot be changed without breaking it): player and table on every posting,
+    the stake's and settlement's posting times, the settlement's decision when it has one."""
+    for name, value in (("player_id", row.player_id), ("table_id", row.table_id)):
+        wrong = [t for t in txns if t.meta is not None and t.meta.get(name) != value]
+        if wrong:
+            found = [t.meta.get(name) if t.meta is not None else None for t in wrong]
+            witnessed = found[0] if all(v == found[0] for v in found) else found
+            add(Difference(name, value, witnessed, tuple(t.id for t in wrong)))
+    stakes = [t for t in txns if t.kind == "stake"]
+    settlements = [t for t in txns if t.kind == "settlement"]
+    for name, moment, posted in (
+        ("created_at", row.created_at, stakes),
+        ("settled_at", row.settled_at, settlements),
+    ):
+        if len(posted) != 1 or moment is None:
+            continue  # a missing or doubled posting is a ledger difference of its own
+        posted_at = posted[0].posted_at
+        if posted_at is not None and abs(_utc(moment) - _utc(posted_at)) > TIME_TOLERANCE:
+            add(Difference(name, moment.isoformat(), posted_at.isoformat(), (posted[0].id,)))
+    if len(settlements) == 1 and settlements[0].meta:
+        meta = settlements[0].meta
+        decided: tuple[tuple[str, str | None], ...] = (
+            ("decision", row.decision),
+            ("decided_by", row.decided_by),
+        )
+        for name, decided_value in decided:
+            if name in meta and meta[name] != decided_value:
+                add(Difference(name, decided_value, meta[name], (settlements[0].id,)))
 
 
 @cache
@@ -235,12 +363,19 @@ def check_hand(
     """Compare a hand's record and ledger with its replay; the differences, [] on a match."""
     differences: list[Difference] = []
     add = differences.append
-    if not replayer.commitment_ok(row):
+    _check_record_fields(row, replayer, add)
+    _check_ledger_witness(row, txns, add)
+    if row.server_seed is not None and not replayer.commitment_ok(row):
         add(Difference("fairness.server_seed_hash", row.server_seed_hash, "sha256(server_seed)"))
     try:
         hand = replayer.replay(row)
     except (GameError, ValueError) as error:
         add(Difference("replay", "recorded hand", f"cannot be replayed: {error}"))
+        # Without a replay to compare with, at least name values no hand can have.
+        if row.status not in STATUSES:
+            add(Difference("status", row.status, " or ".join(sorted(STATUSES))))
+        if row.outcome is not None and row.outcome not in OUTCOMES:
+            add(Difference("outcome", row.outcome, "one of " + ", ".join(sorted(OUTCOMES))))
         _check_ledger_counts_only(txns, add)
         return None, differences
 
@@ -359,19 +494,21 @@ def _check_ledger_counts_only(txns: Sequence[LedgerTxn], add: Callable[[Differen
 
 
 def ledger_window(row: HandRow, txns: Sequence[LedgerTxn]) -> WalletWindow | None:
-    """The stake-to-settlement window of a settled hand, when there is one to look into."""
+    """The stake-to-settlement window of a settled hand, when something else can be in it:
+    None when the chain positions between stake and settlement are all the hand's own."""
     stakes = [t for t in txns if t.kind == "stake"]
     settlements = [t for t in txns if t.kind == "settlement"]
     if len(stakes) != 1 or len(settlements) != 1:
         return None
-    after, before = stakes[0].seq, settlements[0].seq
-    if before - after <= 1:
+    stake, settlement = stakes[0], settlements[0]
+    own_between = sum(1 for t in txns if stake.seq < t.seq < settlement.seq)
+    if settlement.seq - stake.seq - 1 <= own_between:
         return None
     return WalletWindow(
         key=row.id,
         wallet=_hand_account_codes(row.player_id, row.currency)[0],
-        after_seq=after,
-        before_seq=before,
+        after_txn_id=stake.id,
+        before_txn_id=settlement.id,
         own_reference=reference(row.id),
     )
 
@@ -472,7 +609,9 @@ def audit_hands(
     replayer = Replayer()
     codes = AccountCodes(connection)
     for rows in _batches(connection, start, end, batch):
-        ledger = fetch_hand_ledger(connection, [reference(row.id) for row in rows], codes)
+        ledger = fetch_hand_ledger(
+            connection, [reference(row.id) for row in rows], codes, details=True
+        )
         no_txns: list[LedgerTxn] = []
         windows = [
             window
@@ -516,7 +655,9 @@ def audit_one_hand(
         return None
     row = HandRow._make(found)
     codes = AccountCodes(connection)
-    txns = fetch_hand_ledger(connection, [reference(hand_id)], codes).get(reference(hand_id), [])
+    txns = fetch_hand_ledger(connection, [reference(hand_id)], codes, details=True).get(
+        reference(hand_id), []
+    )
     window = ledger_window(row, txns) if row.decision is not None else None
     moves = other_wallet_movements(connection, [window], codes) if window else {}
     derived, differences = check_hand(row, txns, Replayer(), moves.get(row.id, 0))

@@ -5,11 +5,14 @@ balances). On top, what only the casino can check:
 - money held: every `held:<player>:<currency>` account holds exactly the stakes of that
   player's hands awaiting a decision (per account, so the player is named);
 - no stake, raise or settlement references a hand that does not exist (a deleted hand row,
-  or a reference that names no hand at all).
+  or a reference that names no hand at all);
+- nonce continuity: each seed pair's hands have exactly the nonces 0..next_nonce-1, so a
+  hand deleted together with its ledger transactions (and the chain re-hashed over the
+  gap) still leaves a hole where its nonce was.
 """
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -19,15 +22,18 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     String,
+    bindparam,
     case,
     cast,
+    distinct,
     func,
     literal,
+    or_,
     select,
 )
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord
+from api.db.models import HandRecord, SeedPair
 from api.services.audit import HandAuditResult, audit_hands, connection_of
 from api.services.hand_ledger import HAND_KINDS, REFERENCE_PREFIX
 from casino.hand import HandStatus
@@ -35,6 +41,11 @@ from ledger.schema import accounts, transactions
 from ledger.verify import LedgerReport, verify_ledger
 
 hands_table = HandRecord.__table__
+pairs_table = SeedPair.__table__
+NONCE_CODES = frozenset({"nonce_gap", "nonce_duplicate", "nonce_out_of_range", "unknown_seed_pair"})
+# Problems named per seed pair before the rest are summed up in one: a wiped-out pair must
+# not make the report as long as the hands it lost.
+MAX_NONCE_PROBLEMS_PER_PAIR = 50
 
 CHAIN_CODES = frozenset(
     {"seq_gap", "prev_hash_mismatch", "hash_mismatch", "head_mismatch", "head_missing"}
@@ -78,6 +89,7 @@ class LedgerAudit:
     ledger: LedgerReport
     held: list[HeldByCurrency] = field(default_factory=list)
     problems: list[CasinoProblem] = field(default_factory=list)
+    seed_pairs_checked: int = 0
 
     @property
     def ok(self) -> bool:
@@ -139,6 +151,11 @@ class LedgerAudit:
             "hand_references": {
                 "ok": not any(p.code == "unknown_hand" for p in self.problems),
                 "problems": [p.as_dict() for p in self.problems if p.code == "unknown_hand"],
+            },
+            "nonce_continuity": {
+                "ok": not any(p.code in NONCE_CODES for p in self.problems),
+                "seed_pairs_checked": self.seed_pairs_checked,
+                "problems": [p.as_dict() for p in self.problems if p.code in NONCE_CODES],
             },
             "other_problems": [
                 {
@@ -251,16 +268,148 @@ def check_hand_references(connection: Connection) -> list[CasinoProblem]:
     ]
 
 
+_p = pairs_table.c
+_hand_count = func.count(hands_table.c.id)
+# One GROUP BY over the hands (served by the unique (seed_pair_id, nonce) index): the seed
+# pairs whose hands are not exactly the nonces 0..next_nonce-1. A pair without hands has
+# NULL min/max, which the HAVING leaves alone when next_nonce is 0 too.
+_BROKEN_PAIRS = (
+    select(_p.id, _p.next_nonce)
+    .select_from(pairs_table.outerjoin(hands_table, hands_table.c.seed_pair_id == _p.id))
+    .group_by(_p.id, _p.next_nonce)
+    .having(
+        or_(
+            _hand_count != _p.next_nonce,
+            func.count(distinct(hands_table.c.nonce)) != _hand_count,
+            func.min(hands_table.c.nonce) != 0,
+            func.max(hands_table.c.nonce) != _p.next_nonce - 1,
+        )
+    )
+    .order_by(_p.id)
+)
+_PAIR_NONCES = (
+    select(hands_table.c.nonce, hands_table.c.id)
+    .where(hands_table.c.seed_pair_id == bindparam("seed_pair_id"))
+    .order_by(hands_table.c.nonce, hands_table.c.id)
+    .execution_options(yield_per=2000)  # streamed: a broken pair may have many hands
+)
+_ORPHAN_HANDS = (
+    select(hands_table.c.id, hands_table.c.seed_pair_id)
+    .select_from(hands_table.outerjoin(pairs_table, _p.id == hands_table.c.seed_pair_id))
+    .where(_p.id.is_(None))
+    .order_by(hands_table.c.id)
+)
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}-{last}"
+
+
+def _pair_problems(
+    pair_id: int, next_nonce: int, nonces: Iterable[tuple[int, int]]
+) -> Iterator[CasinoProblem]:
+    """Walk one seed pair's (nonce, hand id) in nonce order: every gap in 0..next_nonce-1,
+    every nonce used twice, every nonce outside the range. Streams: memory stays flat."""
+    expected = 0  # the next nonce a hand should have
+    previous: int | None = None
+    for nonce, hand_id in nonces:
+        if nonce < 0 or nonce >= next_nonce:
+            yield CasinoProblem(
+                "hands",
+                hand_id,
+                "nonce_out_of_range",
+                f"hand {hand_id} has nonce {nonce}, outside 0..{next_nonce - 1} "
+                f"of seed pair {pair_id} (next_nonce {next_nonce})",
+            )
+            continue
+        if nonce == previous:
+            yield CasinoProblem(
+                "hands",
+                hand_id,
+                "nonce_duplicate",
+                f"hand {hand_id} repeats nonce {nonce} of seed pair {pair_id}",
+            )
+            continue
+        if nonce > expected:
+            yield _gap(pair_id, next_nonce, expected, nonce - 1)
+        previous, expected = nonce, nonce + 1
+    if expected < next_nonce:
+        yield _gap(pair_id, next_nonce, expected, next_nonce - 1)
+
+
+def _gap(pair_id: int, next_nonce: int, first: int, last: int) -> CasinoProblem:
+    count = last - first + 1
+    return CasinoProblem(
+        "seed_pairs",
+        pair_id,
+        "nonce_gap",
+        f"seed pair {pair_id}: no hand has nonce{'s' if count > 1 else ''} "
+        f"{_span(first, last)} (next_nonce {next_nonce}): "
+        f"{'hands' if count > 1 else 'a hand'} deleted, or next_nonce altered",
+    )
+
+
+def check_nonce_continuity(connection: Connection) -> tuple[int, list[CasinoProblem]]:
+    """(seed pairs checked, problems): per seed pair, its hands' nonces are exactly
+    0..next_nonce-1; and every hand's seed pair exists.
+
+    One grouped query finds the broken pairs; only those are read nonce by nonce.
+    """
+    pairs_checked = int(
+        connection.execute(select(func.count()).select_from(pairs_table)).scalar_one()
+    )
+    problems: list[CasinoProblem] = []
+    for pair_id, next_nonce in connection.execute(_BROKEN_PAIRS).all():
+        found = _pair_problems(
+            int(pair_id),
+            int(next_nonce),
+            (
+                (int(nonce), int(hand_id))
+                for nonce, hand_id in connection.execute(_PAIR_NONCES, {"seed_pair_id": pair_id})
+            ),
+        )
+        named = 0
+        more = 0
+        for problem in found:
+            if named < MAX_NONCE_PROBLEMS_PER_PAIR:
+                problems.append(problem)
+                named += 1
+            else:
+                more += 1
+        if more:
+            problems.append(
+                CasinoProblem(
+                    "seed_pairs",
+                    int(pair_id),
+                    "nonce_gap",
+                    f"seed pair {pair_id}: {more} more nonce problems not listed",
+                )
+            )
+    problems.extend(
+        CasinoProblem(
+            "hands",
+            int(hand_id),
+            "unknown_seed_pair",
+            f"hand {hand_id} names seed pair {pair_id}, which does not exist",
+        )
+        for hand_id, pair_id in connection.execute(_ORPHAN_HANDS)
+    )
+    return pairs_checked, problems
+
+
 def audit_ledger(
     session_or_connection: Session | Connection,
     on_progress: Callable[[int], None] | None = None,
 ) -> LedgerAudit:
-    """The whole-ledger checks: `verify_ledger`, money held, and hand references."""
+    """The whole-database checks: `verify_ledger`, money held, hand references, and nonce
+    continuity (hands deleted together with their ledger transactions)."""
     connection = connection_of(session_or_connection)
     report = verify_ledger(connection, on_progress=on_progress)
     held, problems = check_held(connection)
     problems.extend(check_hand_references(connection))
-    return LedgerAudit(report, held, problems)
+    pairs_checked, nonce_problems = check_nonce_continuity(connection)
+    problems.extend(nonce_problems)
+    return LedgerAudit(report, held, problems, pairs_checked)
 
 
 @dataclass(slots=True)

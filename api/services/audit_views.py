@@ -1,7 +1,9 @@
 """The audit endpoints' bodies, assembled from the replay (`audit`) and integrity checks."""
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from api.audit_schemas import (
@@ -17,7 +19,7 @@ from api.audit_schemas import (
 )
 from api.db.models import HandRecord, SeedPair
 from api.problems import not_found
-from api.schemas import WarView
+from api.schemas import Rules, WarView
 from api.services import hands, tables
 from api.services.audit import Replayer, audit_one_hand
 from api.services.audit_ledger import audit_ledger
@@ -56,14 +58,93 @@ def _derived(hand: Hand) -> DerivedHand:
     return DerivedHand.model_validate(body)
 
 
+T = TypeVar("T")
+
+
+def _schema_differences(error: Exception, named: set[str]) -> list[AuditDifference]:
+    """A record that no longer fits the response schema, as differences naming the fields
+    (those the replay has not named already)."""
+    if not isinstance(error, ValidationError):
+        return [] if named else [AuditDifference(field="hand", recorded=None, derived=str(error))]
+    prefix = "rules." if error.title == Rules.__name__ else ""
+    found: list[AuditDifference] = []
+    for detail in error.errors():
+        name = prefix + ".".join(str(part) for part in detail["loc"])
+        if name in named:
+            continue
+        named.add(name)
+        found.append(
+            AuditDifference(
+                field=name,
+                recorded=_jsonable(detail.get("input")),
+                derived=f"a value the hand schema accepts: {detail['msg']}",
+            )
+        )
+    return found
+
+
+def _jsonable(value: Any) -> Any:
+    return value if isinstance(value, str | int | float | bool | None | list | dict) else str(value)
+
+
+def _fitting(build: Callable[[], T], differences: list[AuditDifference]) -> T | None:
+    """`build()`, or None with the reasons added to `differences` when the stored record
+    does not fit the schema (a tampered row must give a mismatch, not a server error)."""
+    try:
+        return build()
+    except (ValidationError, ValueError, TypeError, KeyError) as error:
+        differences.extend(_schema_differences(error, {d.field for d in differences}))
+        return None
+
+
+def _war(record: HandRecord) -> WarView | None:
+    if record.war_player_card is None or record.war_dealer_card is None:
+        return None
+    return WarView(
+        burned=list(record.war_burned or []),
+        player_card=record.war_player_card,
+        dealer_card=record.war_dealer_card,
+    )
+
+
+def _recall(record: HandRecord) -> GameRecall:
+    return GameRecall.model_validate(
+        {
+            "started_at": record.created_at,
+            "ended_at": record.settled_at,
+            "balance_before": record.balance_before,
+            "balance_after": record.balance_after,
+            "total_staked": record.total_staked,
+            "total_returned": record.total_returned,
+            "net": record.net,
+            "decision": record.decision,
+            "decided_by": record.decided_by,
+            "first_deal": FirstDeal(player_card=record.player_card, dealer_card=record.dealer_card),
+            "war": _war(record),
+            "outcome": record.outcome,
+            "rules": tables.rules_view(record.rules),
+        }
+    )
+
+
 def hand_audit(session: Session, hand_id: int) -> HandAudit:
-    """One hand, its seeds (always shown to an auditor), its replay, its ledger, the verdict."""
+    """One hand, its seeds (always shown to an auditor), its replay, its ledger, the verdict.
+
+    Never a server error on a tampered row: a record that no longer fits the response schema
+    is shown as null `hand` / `recall`, with differences naming the offending fields.
+    """
     audit = audit_one_hand(session, hand_id)
     if audit is None:
         raise not_found("hand")
     record = session.get_one(HandRecord, hand_id)
-    pair = session.get_one(SeedPair, record.seed_pair_id)
-    view = hands.to_view(record, pair, reveal=True)
+    pair = session.get(SeedPair, record.seed_pair_id)
+    differences = [AuditDifference.model_validate(d.as_dict()) for d in audit.differences]
+    view = (
+        _fitting(lambda: hands.to_view(record, pair, reveal=True), differences)
+        if pair is not None
+        else None
+    )
+    recall = _fitting(lambda: _recall(record), differences)
     posted = transactions_for_reference(session, reference(hand_id))
     return HandAudit(
         hand=view,
@@ -75,7 +156,9 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
             nonce=record.nonce,
             revealed_at=pair.revealed_at,
             commitment_ok=Replayer().commitment_ok(audit.row),
-        ),
+        )
+        if pair is not None
+        else None,
         derived=_derived(audit.derived) if audit.derived is not None else None,
         ledger_transactions=[
             LedgerTransactionView(
@@ -92,23 +175,9 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
             )
             for txn in posted
         ],
-        verdict="mismatch" if audit.differences else "match",
-        differences=[AuditDifference.model_validate(d.as_dict()) for d in audit.differences],
-        recall=GameRecall(
-            started_at=record.created_at,
-            ended_at=record.settled_at,
-            balance_before=record.balance_before,
-            balance_after=record.balance_after,
-            total_staked=record.total_staked,
-            total_returned=record.total_returned,
-            net=record.net,
-            decision=view.decision,
-            decided_by=view.decided_by,
-            first_deal=FirstDeal(player_card=record.player_card, dealer_card=record.dealer_card),
-            war=view.war,
-            outcome=record.outcome,
-            rules=tables.rules_view(record.rules),
-        ),
+        verdict="mismatch" if differences else "match",
+        differences=differences,
+        recall=recall,
     )
 
 

@@ -5,11 +5,15 @@ raise and settlement each hand posted. One query per batch of references (not on
 keeps that cheap; entries are netted per account code, which is all a check needs.
 """
 
+import json
 from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, String, bindparam, cast, func, or_, select, type_coerce
+from sqlalchemy.types import NullType
 
 from ledger.schema import accounts, entries, transactions
 
@@ -29,6 +33,10 @@ class LedgerTxn:
     seq: int
     kind: str
     amounts: dict[str, int] = field(default_factory=dict)
+    # Only with `fetch_hand_ledger(..., details=True)` (the audit): both are hashed into the
+    # chain, so they witness the hand record's player, table, times and decision.
+    meta: dict[str, Any] | None = None
+    posted_at: datetime | None = None
 
     @property
     def moved(self) -> int:
@@ -66,31 +74,70 @@ class AccountCodes:
         return self._ids.get(code)
 
 
+_TXN_COLUMNS = (
+    transactions.c.id,
+    transactions.c.seq,
+    transactions.c.kind,
+    transactions.c.reference,
+    entries.c.account_id,
+    entries.c.amount,
+)
+# Raw (no per-row type processing: these repeat on every entry row of a transaction, and
+# are converted once per transaction instead).
+_DETAIL_COLUMNS = (
+    cast(transactions.c["metadata"], String).label("metadata"),
+    type_coerce(transactions.c.posted_at, NullType()).label("posted_at"),
+)
+
+
+def _posted_at(raw: Any) -> datetime | None:
+    """A raw `posted_at`: an aware datetime (PostgreSQL) or naive-UTC ISO text (SQLite)."""
+    if raw is None:
+        return None
+    moment = raw if isinstance(raw, datetime) else datetime.fromisoformat(str(raw))
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _metadata(text: str | None) -> dict[str, Any]:
+    """The stored metadata; {} when it is not a JSON object (a tampered row shows as such)."""
+    if text is None:
+        return {}
+    try:
+        loaded = json.loads(text)
+    except ValueError:
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
 def fetch_hand_ledger(
-    connection: Connection, references: Collection[str], codes: AccountCodes
+    connection: Connection,
+    references: Collection[str],
+    codes: AccountCodes,
+    *,
+    details: bool = False,
 ) -> dict[str, list[LedgerTxn]]:
-    """Every transaction referencing one of `references`, grouped by reference, seq order."""
+    """Every transaction referencing one of `references`, grouped by reference, seq order;
+    with `details`, each transaction's metadata and posting time too."""
     if not references:
         return {}
+    columns = (*_TXN_COLUMNS, *_DETAIL_COLUMNS) if details else _TXN_COLUMNS
+    # Iterated, not fetched into a list first: a batch's rows are never all held at once.
     rows = connection.execute(
-        select(
-            transactions.c.id,
-            transactions.c.seq,
-            transactions.c.kind,
-            transactions.c.reference,
-            entries.c.account_id,
-            entries.c.amount,
-        )
+        select(*columns)
         .select_from(transactions.outerjoin(entries, entries.c.transaction_id == transactions.c.id))
         .where(transactions.c.reference.in_(list(references)))
-    ).all()
+    )
     by_id: dict[int, LedgerTxn] = {}
     by_reference: dict[str, list[LedgerTxn]] = defaultdict(list)
     known = codes.known
-    for txn_id, seq, kind, ref, account_id, amount in rows:
+    for row in rows:
+        txn_id, seq, kind, ref, account_id, amount = row[:6]
         txn = by_id.get(txn_id)
         if txn is None:
             txn = by_id[txn_id] = LedgerTxn(txn_id, seq, kind)
+            if details:
+                txn.meta = _metadata(row[6])
+                txn.posted_at = _posted_at(row[7])
             by_reference[ref].append(txn)
         if account_id is not None:
             code = known.get(account_id) or codes.code(account_id)
@@ -106,59 +153,60 @@ def fetch_hand_ledger(
 @dataclass(frozen=True, slots=True)
 class WalletWindow:
     """A wallet between a hand's stake and its settlement (exclusive), the hand's own
-    transactions left out: deposits or withdrawals made while a tie awaited a decision."""
+    transactions left out: deposits or withdrawals made while a tie awaited a decision.
+
+    Bounded by transaction ids: they are assigned while the chain head is locked (`post`
+    inserts the transaction after locking the head), so id order is posting order.
+    """
 
     key: int
     wallet: str
-    after_seq: int
-    before_seq: int
+    after_txn_id: int
+    before_txn_id: int
     own_reference: str
+
+
+# One window's other movements on one wallet: the (account_id, transaction_id) index bounds
+# it to that wallet's own activity between the stake and the settlement, however much else
+# the casino posted meanwhile (a tie decided a day later reads one wallet's day, not the
+# ledger's).
+_WINDOW_MOVEMENTS = (
+    select(func.coalesce(func.sum(entries.c.amount), 0))
+    .select_from(entries.join(transactions, transactions.c.id == entries.c.transaction_id))
+    .where(
+        entries.c.account_id == bindparam("wallet_id"),
+        entries.c.transaction_id > bindparam("after_txn_id"),
+        entries.c.transaction_id < bindparam("before_txn_id"),
+        or_(
+            transactions.c.reference.is_(None),
+            transactions.c.reference != bindparam("own_reference"),
+        ),
+    )
+)
 
 
 def other_wallet_movements(
     connection: Connection, windows: Iterable[WalletWindow], codes: AccountCodes
 ) -> dict[int, int]:
-    """How much each window's wallet balance moved through other transactions (one query)."""
-    wanted = [w for w in windows if w.before_seq - w.after_seq > 1]
+    """How much each window's wallet balance moved through other transactions (one small
+    indexed query per window: constant memory, whatever the window spans)."""
     result: dict[int, int] = {}
-    if not wanted:
-        return result
-    account_ids = {code_id for w in wanted if (code_id := codes.id(w.wallet)) is not None}
-    if not account_ids:
-        return result
-    low = min(w.after_seq for w in wanted)
-    high = max(w.before_seq for w in wanted)
-    # Range first: the transactions between the batch's windows (unique index on seq), then
-    # their entries (index on transaction_id). Filtering on the wallets first would read
-    # every entry a busy wallet ever had, once per batch: an audit slowing as the ledger grows.
-    in_range = {
-        int(txn_id): (int(seq), ref)
-        for txn_id, seq, ref in connection.execute(
-            select(transactions.c.id, transactions.c.seq, transactions.c.reference).where(
-                transactions.c.seq > low, transactions.c.seq < high
-            )
-        )
-    }
-    if not in_range:
-        return result
-    rows = (
-        (*in_range[int(txn_id)], account_id, amount)
-        for txn_id, account_id, amount in connection.execute(
-            select(entries.c.transaction_id, entries.c.account_id, entries.c.amount).where(
-                entries.c.transaction_id.between(min(in_range), max(in_range)),
-                entries.c.account_id.in_(sorted(account_ids)),
-            )
-        )
-        if int(txn_id) in in_range
-    )
-    by_wallet: dict[str, list[tuple[int, str | None, int]]] = defaultdict(list)
-    for seq, ref, account_id, amount in rows:
-        by_wallet[codes.code(account_id)].append((int(seq), ref, int(amount)))
-    for window in wanted:
+    for window in windows:
+        wallet_id = codes.id(window.wallet)
+        if wallet_id is None:
+            codes.reload()
+            wallet_id = codes.id(window.wallet)
+        if wallet_id is None or window.before_txn_id - window.after_txn_id <= 1:
+            continue
+        debits = connection.execute(
+            _WINDOW_MOVEMENTS,
+            {
+                "wallet_id": wallet_id,
+                "after_txn_id": window.after_txn_id,
+                "before_txn_id": window.before_txn_id,
+                "own_reference": window.own_reference,
+            },
+        ).scalar_one()
         # A wallet is credit-normal: a credit (negative entry) raises its balance.
-        result[window.key] = -sum(
-            amount
-            for seq, ref, amount in by_wallet.get(window.wallet, ())
-            if window.after_seq < seq < window.before_seq and ref != window.own_reference
-        )
+        result[window.key] = -int(debits)
     return result

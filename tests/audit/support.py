@@ -11,7 +11,7 @@ import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, func, select, text, update
 
 from api.db.database import Database
 from api.db.models import CasinoTable
@@ -19,6 +19,8 @@ from api.schemas import HandView
 from api.services import cashier, hands, players
 from api.services.tables import ensure_standard_table
 from casino.hand import Action
+from ledger.chain import transaction_hash
+from ledger.schema import GENESIS_HASH, accounts, chain_head, entries, transactions
 
 
 @contextmanager
@@ -92,6 +94,67 @@ def drop_ledger_triggers(engine: Engine) -> None:
         ).scalars()
         for name in list(names):
             connection.execute(text(f"DROP TRIGGER {name}"))
+
+
+def rechain_ledger(engine: Engine) -> None:
+    """Renumber, re-hash and re-balance the whole ledger after rows were removed: what an
+    attacker with raw SQL access and the (published) hashing rule does to hide a deletion."""
+    with engine.begin() as connection:
+        codes = {
+            account_id: (code, currency)
+            for account_id, code, currency in connection.execute(
+                select(accounts.c.id, accounts.c.code, accounts.c.currency)
+            )
+        }
+        prev_hash = GENESIS_HASH
+        seq = 0
+        rows = connection.execute(
+            select(
+                transactions.c.id,
+                transactions.c.kind,
+                transactions.c.reference,
+                transactions.c.idempotency_key,
+                transactions.c["metadata"],
+                transactions.c.posted_at,
+            ).order_by(transactions.c.seq)
+        ).all()
+        for txn_id, kind, reference, key, metadata, posted_at in rows:
+            seq += 1
+            legs = [
+                (*codes[account_id], int(amount))
+                for account_id, amount in connection.execute(
+                    select(entries.c.account_id, entries.c.amount).where(
+                        entries.c.transaction_id == txn_id
+                    )
+                )
+            ]
+            digest = transaction_hash(
+                seq=seq,
+                kind=kind,
+                reference=reference,
+                idempotency_key=key,
+                metadata=metadata,
+                posted_at=posted_at,
+                entries=legs,
+                prev_hash=prev_hash,
+            )
+            connection.execute(
+                update(transactions)
+                .where(transactions.c.id == txn_id)
+                .values(seq=seq, prev_hash=prev_hash, hash=digest)
+            )
+            prev_hash = digest
+        connection.execute(update(chain_head).values(seq=seq, hash=prev_hash))
+        for account_id, side in connection.execute(select(accounts.c.id, accounts.c.side)).all():
+            total = connection.execute(
+                select(func.coalesce(func.sum(entries.c.amount), 0)).where(
+                    entries.c.account_id == account_id
+                )
+            ).scalar_one()
+            balance = int(total) if side == "debit" else -int(total)
+            connection.execute(
+                update(accounts).where(accounts.c.id == account_id).values(balance=balance)
+            )
 
 
 def execute(engine: Engine, statement: str, **params: object) -> None:

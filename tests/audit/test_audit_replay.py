@@ -15,43 +15,13 @@ from api.services.audit_ledger import audit_ledger
 from ledger.schema import accounts, entries, transactions
 from tests.audit.support import (
     Caller,
-    decide,
-    deposit,
     drop_ledger_triggers,
     execute,
     new_player,
     play_settled,
-    play_tie,
     token,
     use_database,
 )
-
-
-@pytest.fixture
-def played(database: Database) -> dict[str, Any]:
-    """A small casino day: settled hands (war and surrender, tie bets) and one open tie."""
-    player = new_player(database)
-    settled = [
-        play_settled(
-            database,
-            player,
-            tie_bet=100 if i % 3 == 0 else 0,
-            action="war" if i % 2 else "surrender",
-        )
-        for i in range(30)
-    ]
-    war = play_tie(database, player, tie_bet=200)
-    deposit(database, player, 7_000)  # the wallet moves while the tie awaits the decision
-    war = decide(database, war.id, player, "war")
-    surrendered = decide(database, play_tie(database, player).id, player, "surrender")
-    open_tie = play_tie(database, player)
-    return {
-        "player": player,
-        "settled": settled,
-        "war": war,
-        "surrendered": surrendered,
-        "open": open_tie,
-    }
 
 
 def _cli_audit(
