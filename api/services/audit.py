@@ -584,7 +584,7 @@ def _batches(
     base = _in_range(hand_query(), start, end).order_by(_h.id).limit(batch)
     make = HandRow._make
     while True:
-        rows = [make(row) for row in connection.execute(base.where(_h.id > after))]
+        rows = [make(row) for row in connection.execute(base.where(_h.id > after)).all()]
         if not rows:
             return
         yield rows

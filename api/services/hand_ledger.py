@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, String, bindparam, cast, func, or_, select, type_coerce
@@ -98,8 +99,12 @@ def _posted_at(raw: Any) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
+@lru_cache(maxsize=4096)
 def _metadata(text: str | None) -> dict[str, Any]:
-    """The stored metadata; {} when it is not a JSON object (a tampered row shows as such)."""
+    """The stored metadata; {} when it is not a JSON object (a tampered row shows as such).
+
+    Cached: the same few texts ({player, table}) repeat on every hand. Read-only.
+    """
     if text is None:
         return {}
     try:
@@ -121,12 +126,13 @@ def fetch_hand_ledger(
     if not references:
         return {}
     columns = (*_TXN_COLUMNS, *_DETAIL_COLUMNS) if details else _TXN_COLUMNS
-    # Iterated, not fetched into a list first: a batch's rows are never all held at once.
+    # One batch's rows (a few per hand) fetched at once: far cheaper than row by row, and
+    # still bounded by the batch size.
     rows = connection.execute(
         select(*columns)
         .select_from(transactions.outerjoin(entries, entries.c.transaction_id == transactions.c.id))
         .where(transactions.c.reference.in_(list(references)))
-    )
+    ).all()
     by_id: dict[int, LedgerTxn] = {}
     by_reference: dict[str, list[LedgerTxn]] = defaultdict(list)
     known = codes.known
