@@ -46,7 +46,7 @@ def _unfinished(args: argparse.Namespace) -> int:
         print_json(
             {
                 "timeout_seconds": settings.decision_timeout_seconds,
-                "items": [item.as_dict() for item in items],
+                "items": [item.model_dump(mode="json") for item in items],
             }
         )
         return EXIT_OK

@@ -1,12 +1,14 @@
 """Players, wallets and the cashier."""
 
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Controller, Request, get
 from litestar.params import JSONBody
 from litestar.response import Response
+from sqlalchemy.orm import Session
 
-from api.auth import Role
+from api.auth import Principal, Role
 from api.problems import not_found
 from api.routes.common import (
     BEARER,
@@ -28,6 +30,7 @@ from api.schemas import (
     PlayerView,
 )
 from api.services import cashier, players
+from api.settings import Settings
 
 
 class PlayerController(Controller):
@@ -117,18 +120,7 @@ class CashierController(Controller):
         idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Credit a player's wallet with money received by the cashier."""
-        principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
-            data,
-            CashierReceipt,
-            lambda s: cashier.deposit(
-                s, data.player_id, data.amount, data.currency, settings.currency
-            ),
-            status_code=201,
-        )
+        return _cashier_move(request, data, principal, settings, idempotency_key, cashier.deposit)
 
     @command("/withdrawals", 403, 404, 409)
     def withdraw(
@@ -140,15 +132,27 @@ class CashierController(Controller):
         idempotency_key: IdempotencyKey,
     ) -> Response[CashierReceipt]:
         """Pay money out of a player's wallet; never beyond its balance."""
-        principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
-            data,
-            CashierReceipt,
-            lambda s: cashier.withdraw(
-                s, data.player_id, data.amount, data.currency, settings.currency
-            ),
-            status_code=201,
-        )
+        return _cashier_move(request, data, principal, settings, idempotency_key, cashier.withdraw)
+
+
+CashierMove = Callable[[Session, int, int, str, str], CashierReceipt]
+
+
+def _cashier_move(
+    request: Request[Any, Any, Any],
+    data: CashierRequest,
+    principal: Principal,
+    settings: Settings,
+    idempotency_key: str,
+    move: CashierMove,
+) -> Response[CashierReceipt]:
+    principal.require(Role.OPERATOR)
+    return run_idempotent(
+        request,
+        principal,
+        idempotency_key,
+        data,
+        CashierReceipt,
+        lambda s: move(s, data.player_id, data.amount, data.currency, settings.currency),
+        status_code=201,
+    )

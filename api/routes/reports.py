@@ -93,10 +93,8 @@ class ReportController(Controller):
         principal.require(Role.OPERATOR)
         with read_snapshot(database.engine) as connection, Session(bind=connection) as session:
             items = unfinished_hands(session, settings.decision_timeout_seconds)
-        return UnfinishedReport.model_validate(
-            {
-                "timeout_seconds": settings.decision_timeout_seconds,
-                "abandoned_tie_action": settings.abandoned_tie_action,
-                "items": [item.as_dict() for item in items],
-            }
+        return UnfinishedReport(
+            timeout_seconds=settings.decision_timeout_seconds,
+            abandoned_tie_action=settings.abandoned_tie_action,
+            items=items,
         )

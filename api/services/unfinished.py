@@ -16,6 +16,7 @@ from typing import Any, Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.audit_schemas import UnfinishedHandView
 from api.db.database import Database
 from api.db.models import HandRecord
 from api.problems import Problem
@@ -27,41 +28,9 @@ from ledger.errors import LimitExceeded
 Resolution = Literal["surrender", "war", "skipped"]
 
 
-@dataclass(frozen=True, slots=True)
-class UnfinishedHand:
-    id: int
-    player_id: int
-    table_id: int
-    currency: str
-    bet: int
-    tie_bet: int
-    total_staked: int
-    player_card: str
-    dealer_card: str
-    created_at: datetime
-    waiting_seconds: int
-    overdue: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "player_id": self.player_id,
-            "table_id": self.table_id,
-            "currency": self.currency,
-            "bet": self.bet,
-            "tie_bet": self.tie_bet,
-            "total_staked": self.total_staked,
-            "player_card": self.player_card,
-            "dealer_card": self.dealer_card,
-            "created_at": self.created_at.isoformat(),
-            "waiting_seconds": self.waiting_seconds,
-            "overdue": self.overdue,
-        }
-
-
 def unfinished_hands(
     session: Session, timeout_seconds: int, now: datetime | None = None
-) -> list[UnfinishedHand]:
+) -> list[UnfinishedHandView]:
     """Every hand awaiting a decision, oldest first (there is at most one per player)."""
     moment = now or datetime.now(UTC)
     h = HandRecord.__table__.c
@@ -83,7 +52,7 @@ def unfinished_hands(
     ).all()
     limit = timedelta(seconds=timeout_seconds)
     return [
-        UnfinishedHand(
+        UnfinishedHandView(
             id=row.id,
             player_id=row.player_id,
             table_id=row.table_id,
