@@ -194,3 +194,12 @@ def token(database: Database, role: str, player_id: int | None = None) -> str:
 
     with database.transaction() as session:
         return issue_token(session, Role(role), name=f"test {role}", player_id=player_id)
+
+
+def hand_transaction_ids(engine: Engine, hand_id: int, kind: str | None = None) -> list[int]:
+    """The ids of the ledger transactions referencing a hand (one kind, or all), in order."""
+    query = select(transactions.c.id).where(transactions.c.reference == f"hand:{hand_id}")
+    if kind is not None:
+        query = query.where(transactions.c.kind == kind)
+    with engine.connect() as connection:
+        return list(connection.execute(query.order_by(transactions.c.seq)).scalars())

@@ -17,6 +17,7 @@ from tests.audit.support import (
     Caller,
     drop_ledger_triggers,
     execute,
+    hand_transaction_ids,
     new_player,
     play_settled,
     token,
@@ -280,13 +281,7 @@ def test_a_deleted_ledger_transaction_is_caught(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hand = played["settled"][7]
-    with database.engine.connect() as connection:
-        txn_id = connection.execute(
-            select(transactions.c.id).where(
-                transactions.c.reference == f"hand:{hand.id}",
-                transactions.c.kind == "settlement",
-            )
-        ).scalar_one()
+    (txn_id,) = hand_transaction_ids(database.engine, hand.id, "settlement")
     drop_ledger_triggers(database.engine)
     execute(database.engine, "DELETE FROM ledger_entries WHERE transaction_id = :id", id=txn_id)
     execute(database.engine, "DELETE FROM ledger_transactions WHERE id = :id", id=txn_id)
@@ -310,13 +305,7 @@ def test_a_deleted_hand_row_is_caught_by_its_orphaned_ledger_rows(
     assert status == 1
     problems = document["ledger"]["hand_references"]["problems"]
     assert problems and all(f"'hand:{hand.id}'" in p["detail"] for p in problems)
-    with database.engine.connect() as connection:
-        orphan_ids = set(
-            connection.execute(
-                select(transactions.c.id).where(transactions.c.reference == f"hand:{hand.id}")
-            ).scalars()
-        )
-    assert {p["row_id"] for p in problems} == orphan_ids
+    assert {p["row_id"] for p in problems} == set(hand_transaction_ids(database.engine, hand.id))
     assert main(["audit"]) == 1
     assert "unknown_hand" in capsys.readouterr().out
 

@@ -21,6 +21,7 @@ from tests.audit.support import (
     Caller,
     drop_ledger_triggers,
     execute,
+    hand_transaction_ids,
     new_player,
     rechain_ledger,
     use_database,
@@ -56,14 +57,6 @@ def _hand_column(engine: Engine, hand_id: int, column: str) -> Any:
         ).scalar_one()
 
 
-def _transaction_ids(engine: Engine, hand_id: int, kind: str | None = None) -> list[int]:
-    query = select(transactions.c.id).where(transactions.c.reference == f"hand:{hand_id}")
-    if kind is not None:
-        query = query.where(transactions.c.kind == kind)
-    with engine.connect() as connection:
-        return list(connection.execute(query.order_by(transactions.c.seq)).scalars())
-
-
 # A deleted hand, the ledger re-chained -----------------------------------------------------
 
 
@@ -77,7 +70,7 @@ def test_a_hand_deleted_with_its_ledger_and_the_chain_rehashed_leaves_a_nonce_ga
 ) -> None:
     hand = played["settled"][4]
     pair_id = _hand_column(database.engine, hand.id, "seed_pair_id")
-    txn_ids = _transaction_ids(database.engine, hand.id)
+    txn_ids = hand_transaction_ids(database.engine, hand.id)
     drop_ledger_triggers(database.engine)
     for txn_id in txn_ids:
         execute(database.engine, "DELETE FROM ledger_entries WHERE transaction_id = :id", id=txn_id)
@@ -153,7 +146,7 @@ def test_a_hand_moved_to_another_player_is_caught_by_the_ledger_metadata(
     assert status == 1
     found = _differences(document, hand.id)["player_id"]
     assert (found["recorded"], found["derived"]) == (other, played["player"])
-    assert found["transaction_ids"] == _transaction_ids(database.engine, hand.id)
+    assert found["transaction_ids"] == hand_transaction_ids(database.engine, hand.id)
 
 
 def test_a_hand_moved_to_another_table_is_caught_by_the_ledger_metadata(
@@ -235,7 +228,7 @@ def test_a_moved_time_is_caught_against_its_ledger_posting(
     assert status == 1
     differences = _differences(document, hand.id)
     assert set(differences) == {column}
-    assert differences[column]["transaction_ids"] == _transaction_ids(
+    assert differences[column]["transaction_ids"] == hand_transaction_ids(
         database.engine, hand.id, kind
     )
 
@@ -273,7 +266,7 @@ def test_a_flipped_decided_by_is_caught_by_the_settlement_metadata(
         "timeout",
         "player",
     )
-    assert differences["decided_by"]["transaction_ids"] == _transaction_ids(
+    assert differences["decided_by"]["transaction_ids"] == hand_transaction_ids(
         database.engine, hand.id, "settlement"
     )
 
@@ -293,7 +286,7 @@ def test_a_flipped_decision_is_named_by_the_settlement_metadata(
     assert status == 1
     found = _differences(document, hand.id)["decision"]
     assert (found["recorded"], found["derived"]) == ("war", "surrender")
-    assert found["transaction_ids"] == _transaction_ids(database.engine, hand.id, "settlement")
+    assert found["transaction_ids"] == hand_transaction_ids(database.engine, hand.id, "settlement")
 
 
 def test_a_forged_balance_after_a_tie_with_a_deposit_in_its_window_is_caught(
