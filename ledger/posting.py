@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Row, bindparam, insert, select, update
+from sqlalchemy import Connection, CursorResult, Row, bindparam, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -35,7 +36,9 @@ REVERSAL_KIND = "reversal"
 
 # Posting is on the hot path of every hand: its statements are built once, with bound
 # parameters, rather than rebuilt (and re-coerced) by SQLAlchemy on every call.
-_TRANSACTION_BY_KEY = select(transactions).where(transactions.c.idempotency_key == bindparam("key"))
+_TRANSACTIONS_BY_KEYS = select(transactions).where(
+    transactions.c.idempotency_key.in_(bindparam("keys", expanding=True))
+)
 _ACCOUNTS_BY_CODE = select(
     accounts.c.id, accounts.c.code, accounts.c.currency, accounts.c.side
 ).where(accounts.c.code.in_(bindparam("codes", expanding=True)))
@@ -48,14 +51,15 @@ _LOCK_ACCOUNTS = (
 _BALANCES = select(accounts.c.code, accounts.c.balance).where(
     accounts.c.code.in_(bindparam("codes", expanding=True))
 )
-# The limit is checked in the UPDATE itself: on PostgreSQL the row lock makes a concurrent
-# UPDATE wait and re-evaluate the WHERE clause against the new balance.
+# The limit is checked in the UPDATE itself, at the lowest point the balance reaches: on
+# PostgreSQL the row lock makes a concurrent UPDATE wait and re-evaluate the WHERE clause
+# against the new balance.
 _MOVE_BALANCE = (
     update(accounts)
     .where(
         accounts.c.id == bindparam("account_id"),
         accounts.c.min_balance.is_(None)
-        | (accounts.c.balance + bindparam("delta") >= accounts.c.min_balance),
+        | (accounts.c.balance + bindparam("lowest") >= accounts.c.min_balance),
     )
     .values(balance=accounts.c.balance + bindparam("delta"))
 )
@@ -72,14 +76,13 @@ _MOVE_CHAIN_HEAD = (
     .where(chain_head.c.id == 1)
     .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
 )
-# The unique idempotency key decides at the insert: no look-up beforehand on the hot path.
-_INSERT_TRANSACTION = {
-    name: dialect.insert(transactions)
-    .on_conflict_do_nothing(index_elements=[transactions.c.idempotency_key])
-    .returning(transactions.c.id)
-    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
-}
+# Keys are checked while the chain head is locked, so the inserts cannot collide; the
+# transactions of a batch go in one multi-row INSERT whose ids come back in order.
+_INSERT_TRANSACTIONS = insert(transactions).returning(
+    transactions.c.id, sort_by_parameter_order=True
+)
 _INSERT_ENTRIES = insert(entries)
+_AccountRow = Row[int, str, str, str]  # id, code, currency, side
 
 
 def _now(now: datetime | None) -> datetime:
@@ -178,20 +181,24 @@ def post(
     `replayed=True` and moves nothing; with different content it raises
     IdempotencyConflict. A refused request leaves every balance as it was.
     """
-    legs: list[tuple[str, int]] = []
-    for transfer in request.transfers:
-        legs.append((transfer.debit, transfer.amount))
-        legs.append((transfer.credit, -transfer.amount))
-    return _post_legs(
-        session,
-        kind=request.kind,
-        idempotency_key=request.idempotency_key,
-        reference=request.reference,
-        metadata=request.metadata,
-        legs=legs,
-        pairs=[(transfer.debit, transfer.credit) for transfer in request.transfers],
-        now=now,
-    )
+    return post_all(session, [request], now=now)[0]
+
+
+def post_all(
+    session: Session, requests: Sequence[TransactionRequest], *, now: datetime | None = None
+) -> list[PostedTransaction]:
+    """Post several transactions, in order, as one unit: all of them or none.
+
+    Each is still its own transaction in the ledger (own key, sequence number and link in
+    the hash chain), so a reader cannot tell them from separate postings; what is shared is
+    the work: one account look-up, one balance update per account (each limit checked
+    against the lowest point the account reaches along the way), one chain-head round trip
+    and one insert per table. A hand posts its stake and settlement this way.
+
+    If every key was posted before with the same content, the originals come back with
+    `replayed=True`; a batch only partly posted before is refused (InvalidTransaction).
+    """
+    return _post_pending(session.connection(), [_pending(r) for r in requests], _now(now))
 
 
 def reverse(
@@ -220,16 +227,15 @@ def reverse(
         )
     if not idempotency_key or len(idempotency_key) > 255:
         raise InvalidTransaction("an idempotency key has 1 to 255 characters")
-    return _post_legs(
-        session,
+    reversal = _Pending.of(
         kind=REVERSAL_KIND,
         idempotency_key=idempotency_key,
         reference=reference,
         metadata={"reverses": original.id, "reverses_seq": original.seq},
-        legs=[(entry.account, -entry.amount) for entry in original.entries],
-        pairs=[],
-        now=now,
+        legs=tuple((entry.account, -entry.amount) for entry in original.entries),
+        pairs=(),
     )
+    return _post_pending(session.connection(), [reversal], _now(now))[0]
 
 
 def get_transaction(session: Session, transaction_id: int) -> PostedTransaction:
@@ -237,7 +243,7 @@ def get_transaction(session: Session, transaction_id: int) -> PostedTransaction:
     row = session.execute(select(transactions).where(transactions.c.id == transaction_id)).first()
     if row is None:
         raise UnknownTransaction(transaction_id)
-    return _posted_from_row(session, row, replayed=False)
+    return _posted_from_row(session.connection(), row, replayed=False)
 
 
 def transactions_for_reference(session: Session, reference: str) -> list[PostedTransaction]:
@@ -247,11 +253,12 @@ def transactions_for_reference(session: Session, reference: str) -> list[PostedT
         .where(transactions.c.reference == reference)
         .order_by(transactions.c.seq)
     ).all()
-    return [_posted_from_row(session, row, replayed=False) for row in rows]
+    connection = session.connection()
+    return [_posted_from_row(connection, row, replayed=False) for row in rows]
 
 
-def _posted_from_row(session: Session, row: Row[Any], *, replayed: bool) -> PostedTransaction:
-    entry_rows = session.execute(
+def _posted_from_row(connection: Connection, row: Row[Any], *, replayed: bool) -> PostedTransaction:
+    entry_rows = connection.execute(
         select(accounts.c.code, entries.c.currency, entries.c.amount)
         .join(accounts, accounts.c.id == entries.c.account_id)
         .where(entries.c.transaction_id == row.id)
@@ -271,110 +278,184 @@ def _posted_from_row(session: Session, row: Row[Any], *, replayed: bool) -> Post
     )
 
 
-def _existing(session: Session, idempotency_key: str, fingerprint: str) -> PostedTransaction | None:
-    row = session.execute(_TRANSACTION_BY_KEY, {"key": idempotency_key}).first()
-    if row is None:
-        return None
-    if row.request_hash != fingerprint:
-        raise IdempotencyConflict(idempotency_key)
-    return _posted_from_row(session, row, replayed=True)
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A validated transaction about to be posted: legs signed + debit, - credit."""
+
+    kind: str
+    idempotency_key: str
+    reference: str | None
+    metadata: dict[str, Any]
+    legs: tuple[tuple[str, int], ...]
+    pairs: tuple[tuple[str, str], ...]
+    fingerprint: str
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        kind: str,
+        idempotency_key: str,
+        reference: str | None,
+        metadata: Mapping[str, Any],
+        legs: tuple[tuple[str, int], ...],
+        pairs: tuple[tuple[str, str], ...],
+    ) -> _Pending:
+        if not legs:
+            raise InvalidTransaction("a transaction needs at least one transfer")
+        stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
+        fingerprint = request_fingerprint(
+            kind=kind, reference=reference, metadata=stored_metadata, legs=legs
+        )
+        return cls(kind, idempotency_key, reference, stored_metadata, legs, pairs, fingerprint)
 
 
-def _post_legs(
-    session: Session,
-    *,
-    kind: str,
-    idempotency_key: str,
-    reference: str | None,
-    metadata: Mapping[str, Any],
-    legs: Sequence[tuple[str, int]],
-    pairs: Sequence[tuple[str, str]],
-    now: datetime | None,
-) -> PostedTransaction:
-    if not legs:
-        raise InvalidTransaction("a transaction needs at least one transfer")
-    stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
-    posted_at = _now(now)
-    fingerprint = request_fingerprint(
-        kind=kind, reference=reference, metadata=stored_metadata, legs=legs
+def _pending(request: TransactionRequest) -> _Pending:
+    legs: list[tuple[str, int]] = []
+    for transfer in request.transfers:
+        legs.append((transfer.debit, transfer.amount))
+        legs.append((transfer.credit, -transfer.amount))
+    return _Pending.of(
+        kind=request.kind,
+        idempotency_key=request.idempotency_key,
+        reference=request.reference,
+        metadata=request.metadata,
+        legs=tuple(legs),
+        pairs=tuple((transfer.debit, transfer.credit) for transfer in request.transfers),
     )
 
-    codes = sorted({code for code, _ in legs})
-    rows = session.execute(_ACCOUNTS_BY_CODE, {"codes": codes}).all()
-    by_code = {row.code: row for row in rows}
+
+@dataclass(frozen=True, slots=True)
+class _BalanceMove:
+    """One account's change over a whole batch, in its normal-side terms.
+
+    `lowest` is the lowest running change along the batch (for a single transaction, the
+    change itself): the limit must hold at every step, not only at the end, so a stake
+    that overdraws the wallet is refused even if the settlement after it would refill it.
+    """
+
+    account_id: int
+    code: str
+    delta: int
+    lowest: int
+
+
+def _balance_moves(
+    pendings: Sequence[_Pending], by_code: Mapping[str, _AccountRow]
+) -> list[_BalanceMove]:
+    running: dict[str, int] = defaultdict(int)
+    lowest: dict[str, int] = {}
+    for pending in pendings:
+        for code, amount in pending.legs:
+            running[code] += amount if by_code[code].side == Side.DEBIT else -amount
+        for code in {code for code, _ in pending.legs}:
+            lowest[code] = min(lowest.get(code, running[code]), running[code])
+    moves = [
+        _BalanceMove(by_code[code].id, code, running[code], lowest[code])
+        for code in running
+        if running[code] != 0 or lowest[code] < 0
+    ]
+    # In account-id order, so that concurrent postings cannot deadlock.
+    return sorted(moves, key=lambda move: move.account_id)
+
+
+def _validated_accounts(
+    connection: Connection, pendings: Sequence[_Pending]
+) -> dict[str, _AccountRow]:
+    codes = sorted({code for pending in pendings for code, _ in pending.legs})
+    by_code = {row.code: row for row in connection.execute(_ACCOUNTS_BY_CODE, {"codes": codes})}
     missing = set(codes) - by_code.keys()
     if missing:
         raise UnknownAccount(*missing)
-    for debit, credit in pairs:
-        if by_code[debit].currency != by_code[credit].currency:
-            raise CurrencyMismatch(debit, credit, by_code[debit].currency, by_code[credit].currency)
-    per_currency: dict[str, int] = defaultdict(int)
-    per_account: dict[str, int] = defaultdict(int)
-    for code, amount in legs:
-        per_currency[by_code[code].currency] += amount
-        per_account[code] += amount
-    unbalanced = {currency: total for currency, total in per_currency.items() if total}
-    if unbalanced:
-        raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
+    for pending in pendings:
+        for debit, credit in pending.pairs:
+            if by_code[debit].currency != by_code[credit].currency:
+                raise CurrencyMismatch(
+                    debit, credit, by_code[debit].currency, by_code[credit].currency
+                )
+        per_currency: dict[str, int] = defaultdict(int)
+        for code, amount in pending.legs:
+            per_currency[by_code[code].currency] += amount
+        unbalanced = {currency: total for currency, total in per_currency.items() if total}
+        if unbalanced:
+            raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
+    return by_code
 
-    # Balance changes, in account-id order so that concurrent postings cannot deadlock.
-    applied: list[tuple[int, int]] = []
-    for code in sorted(per_account, key=lambda c: by_code[c].id):
-        account = by_code[code]
-        delta = per_account[code] if account.side == Side.DEBIT else -per_account[code]
-        if delta == 0:
-            continue
-        result = cast(
+
+def _post_pending(
+    connection: Connection, pendings: Sequence[_Pending], posted_at: datetime
+) -> list[PostedTransaction]:
+    by_code = _validated_accounts(connection, pendings)
+    applied: list[_BalanceMove] = []
+    for move in _balance_moves(pendings, by_code):
+        moved = cast(
             CursorResult[Any],
-            session.execute(_MOVE_BALANCE, {"account_id": account.id, "delta": delta}),
+            connection.execute(
+                _MOVE_BALANCE,
+                {"account_id": move.account_id, "delta": move.delta, "lowest": move.lowest},
+            ),
         )
-        if result.rowcount != 1:
-            _undo(session, applied)
+        if moved.rowcount != 1:
+            _undo(connection, applied)
             # A retry of a posting that emptied the account is a replay, not a refusal.
-            replay = _existing(session, idempotency_key, fingerprint)
-            if replay is not None:
-                return replay
-            raise LimitExceeded(code)
-        applied.append((account.id, delta))
+            found = _posted_before(connection, pendings)
+            if not found:
+                raise LimitExceeded(move.code)
+            return _replays(connection, pendings, found)
+        applied.append(move)
 
-    # The chain head is locked last, so that postings serialise only for the inserts.
-    head = session.execute(_LOCK_CHAIN_HEAD).one()
+    # The chain head is locked last, so that postings serialise only for the inserts. While
+    # it is held no other posting can insert, so keys absent now stay absent until commit.
+    head = connection.execute(_LOCK_CHAIN_HEAD).one()
+    found = _posted_before(connection, pendings)
+    if found:
+        _undo(connection, applied)
+        return _replays(connection, pendings, found)
+    return _insert(connection, pendings, by_code, posted_at, int(head.seq), head.hash)
 
-    seq = int(head.seq) + 1
-    posted_entries = tuple(Entry(code, by_code[code].currency, amount) for code, amount in legs)
-    digest = transaction_hash(
-        seq=seq,
-        kind=kind,
-        reference=reference,
-        idempotency_key=idempotency_key,
-        metadata=stored_metadata,
-        posted_at=posted_at,
-        entries=((e.account, e.currency, e.amount) for e in posted_entries),
-        prev_hash=head.hash,
-    )
-    transaction_id = session.execute(
-        _INSERT_TRANSACTION[_dialect(session)],
-        {
-            "seq": seq,
-            "kind": kind,
-            "reference": reference,
-            "idempotency_key": idempotency_key,
-            "request_hash": fingerprint,
-            "metadata": stored_metadata,
-            "posted_at": posted_at,
-            "prev_hash": head.hash,
-            "hash": digest,
-        },
-    ).scalar_one_or_none()
-    if transaction_id is None:
-        # The key is taken (a retry, or a concurrent twin that committed first): take the
-        # balance changes back and answer with the original, or refuse a different content.
-        _undo(session, applied)
-        replay = _existing(session, idempotency_key, fingerprint)
-        if replay is None:
-            raise InvalidTransaction(f"idempotency key {idempotency_key!r} is taken")
-        return replay
-    session.execute(
+
+def _insert(
+    connection: Connection,
+    pendings: Sequence[_Pending],
+    by_code: Mapping[str, _AccountRow],
+    posted_at: datetime,
+    head_seq: int,
+    head_hash: str,
+) -> list[PostedTransaction]:
+    """Append the batch to the hash chain: one insert per table, one chain-head update."""
+    seq, prev_hash = head_seq, head_hash
+    rows: list[dict[str, Any]] = []
+    posted_entries: list[tuple[Entry, ...]] = []
+    for pending in pendings:
+        seq += 1
+        legs = tuple(Entry(code, by_code[code].currency, amount) for code, amount in pending.legs)
+        digest = transaction_hash(
+            seq=seq,
+            kind=pending.kind,
+            reference=pending.reference,
+            idempotency_key=pending.idempotency_key,
+            metadata=pending.metadata,
+            posted_at=posted_at,
+            entries=((e.account, e.currency, e.amount) for e in legs),
+            prev_hash=prev_hash,
+        )
+        rows.append(
+            {
+                "seq": seq,
+                "kind": pending.kind,
+                "reference": pending.reference,
+                "idempotency_key": pending.idempotency_key,
+                "request_hash": pending.fingerprint,
+                "metadata": pending.metadata,
+                "posted_at": posted_at,
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
+        )
+        posted_entries.append(legs)
+        prev_hash = digest
+    ids = [int(row.id) for row in connection.execute(_INSERT_TRANSACTIONS, rows)]
+    connection.execute(
         _INSERT_ENTRIES,
         [
             {
@@ -383,25 +464,57 @@ def _post_legs(
                 "currency": entry.currency,
                 "amount": entry.amount,
             }
-            for entry in posted_entries
+            for transaction_id, legs in zip(ids, posted_entries, strict=True)
+            for entry in legs
         ],
     )
-    session.execute(_MOVE_CHAIN_HEAD, {"new_seq": seq, "new_hash": digest})
-    return PostedTransaction(
-        id=int(transaction_id),
-        seq=seq,
-        kind=kind,
-        reference=reference,
-        metadata=stored_metadata,
-        posted_at=posted_at,
-        entries=posted_entries,
-        hash=digest,
-        replayed=False,
-        idempotency_key=idempotency_key,
-    )
+    connection.execute(_MOVE_CHAIN_HEAD, {"new_seq": seq, "new_hash": prev_hash})
+    return [
+        PostedTransaction(
+            id=transaction_id,
+            seq=row["seq"],
+            kind=pending.kind,
+            reference=pending.reference,
+            metadata=pending.metadata,
+            posted_at=posted_at,
+            entries=legs,
+            hash=row["hash"],
+            replayed=False,
+            idempotency_key=pending.idempotency_key,
+        )
+        for transaction_id, row, pending, legs in zip(
+            ids, rows, pendings, posted_entries, strict=True
+        )
+    ]
 
 
-def _undo(session: Session, applied: Sequence[tuple[int, int]]) -> None:
+def _posted_before(connection: Connection, pendings: Sequence[_Pending]) -> dict[str, Row[Any]]:
+    """The batch's transactions already in the ledger, by idempotency key."""
+    keys = [pending.idempotency_key for pending in pendings]
+    return {
+        row.idempotency_key: row
+        for row in connection.execute(_TRANSACTIONS_BY_KEYS, {"keys": keys})
+    }
+
+
+def _replays(
+    connection: Connection, pendings: Sequence[_Pending], found: Mapping[str, Row[Any]]
+) -> list[PostedTransaction]:
+    """The originals of a batch posted before; raises if a key was used for other content,
+    or if only part of the batch exists."""
+    for pending in pendings:
+        row = found.get(pending.idempotency_key)
+        if row is not None and row.request_hash != pending.fingerprint:
+            raise IdempotencyConflict(pending.idempotency_key)
+    if len(found) < len({pending.idempotency_key for pending in pendings}):
+        raise InvalidTransaction("part of this batch of transactions was posted before")
+    return [
+        _posted_from_row(connection, found[pending.idempotency_key], replayed=True)
+        for pending in pendings
+    ]
+
+
+def _undo(connection: Connection, applied: Sequence[_BalanceMove]) -> None:
     """Take back balance changes already made by a refused posting (we hold their locks)."""
-    for account_id, delta in applied:
-        session.execute(_TAKE_BACK_BALANCE, {"account_id": account_id, "delta": delta})
+    for move in applied:
+        connection.execute(_TAKE_BACK_BALANCE, {"account_id": move.account_id, "delta": move.delta})

@@ -25,7 +25,7 @@ from casino.rules import TableRules
 from ledger import chart
 from ledger.errors import LedgerError
 from ledger.model import AccountSpec, TransactionRequest, Transfer
-from ledger.posting import lock_accounts, open_account, post
+from ledger.posting import lock_accounts, open_account, post_all
 
 DecidedBy = Literal["player", "timeout"]
 
@@ -71,44 +71,34 @@ def replay(record: HandRecord, pair: SeedPair) -> Hand:
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
 
 
-def _post(
-    session: Session,
-    record: HandRecord,
-    step: str,
-    movements: Sequence[Movement],
-    **metadata: str,
-) -> None:
-    """Post one step of the hand; a zero movement (nothing returned on a loss) is left out.
+def _step(
+    record: HandRecord, step: str, movements: Sequence[Movement], **metadata: str
+) -> TransactionRequest:
+    """One step of the hand as a ledger transaction; a zero movement (nothing returned on a
+    loss) is left out.
 
     The metadata is covered by the ledger's hash chain, so the audit can hold the hand record
     to it (who played, at which table, and who decided).
     """
-    transfers = tuple(
-        Transfer(debit=debit.code, credit=credit.code, amount=amount)
-        for debit, credit, amount in movements
-        if amount > 0
-    )
-    posted = post(
-        session,
-        TransactionRequest(
-            kind=step,
-            idempotency_key=f"hand:{record.id}:{step}",
-            transfers=transfers,
-            reference=f"hand:{record.id}",
-            metadata={"player_id": record.player_id, "table_id": record.table_id, **metadata},
+    return TransactionRequest(
+        kind=step,
+        idempotency_key=f"hand:{record.id}:{step}",
+        transfers=tuple(
+            Transfer(debit=debit.code, credit=credit.code, amount=amount)
+            for debit, credit, amount in movements
+            if amount > 0
         ),
+        reference=f"hand:{record.id}",
+        metadata={"player_id": record.player_id, "table_id": record.table_id, **metadata},
     )
-    if posted.replayed:  # a hand's keys are new by construction: money must have moved now
-        raise LedgerError(f"hand {record.id} {step} was already posted")
 
 
-def _post_settlement(
-    session: Session,
+def _settlement(
     record: HandRecord,
     hand: Hand,
     accounts: HandAccounts,
     decided_by: DecidedBy | None = None,
-) -> None:
+) -> TransactionRequest:
     """Everything staked goes to the house; everything returned comes back to the wallet."""
     assert hand.total_returned is not None
     decision = (
@@ -116,8 +106,7 @@ def _post_settlement(
         if hand.decision is not None and decided_by is not None
         else {}
     )
-    _post(
-        session,
+    return _step(
         record,
         "settlement",
         [
@@ -126,6 +115,14 @@ def _post_settlement(
         ],
         **decision,
     )
+
+
+def _post(session: Session, record: HandRecord, steps: Sequence[TransactionRequest]) -> None:
+    """Post the steps of one request (stake and settlement, or raise and settlement) as one
+    batch: each its own ledger transaction, sharing the ledger's round trips."""
+    if any(posted.replayed for posted in post_all(session, steps)):
+        # A hand's keys are new by construction: money must have moved now.
+        raise LedgerError(f"hand {record.id} was already posted")
 
 
 def _state_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, object]:
@@ -189,9 +186,10 @@ def open_hand(
     pair.next_nonce += 1
     session.add(record)
     session.flush()
-    _post(session, record, "stake", [(accounts.wallet, accounts.held, bet + tie_bet)])
+    steps = [_step(record, "stake", [(accounts.wallet, accounts.held, bet + tie_bet)])]
     if hand.status is HandStatus.SETTLED:
-        _post_settlement(session, record, hand, accounts)
+        steps.append(_settlement(record, hand, accounts))
+    _post(session, record, steps)
     return to_view(record, pair, reveal=False)
 
 
@@ -224,9 +222,12 @@ def decide_hand(
     hand = decide(replay(record, pair), action)  # refuses surrender where not allowed
     accounts = HandAccounts.of(record.player_id, record.currency)
     wallet = accounts.lock(session)  # deposits may have come in while the hand waited
+    steps = [_settlement(record, hand, accounts, decided_by)]
     if action is Action.WAR:
-        _post(session, record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
-    _post_settlement(session, record, hand, accounts, decided_by)
+        steps.insert(
+            0, _step(record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
+        )
+    _post(session, record, steps)
     # Set after posting, so the row is written in one UPDATE at the end.
     war = hand.war
     fields: dict[str, object] = {

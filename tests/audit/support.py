@@ -87,7 +87,8 @@ def drop_ledger_triggers(engine: Engine) -> None:
     """Remove the ledger's immutability triggers, as an attacker with raw SQL access would."""
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            connection.execute(text("DROP FUNCTION IF EXISTS ledger_refuse_change() CASCADE"))
+            for function in ("ledger_refuse_change", "ledger_chain_head_to_newest"):
+                connection.execute(text(f"DROP FUNCTION IF EXISTS {function}() CASCADE"))
             return
         names = connection.execute(
             text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'ledger_%'")
