@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from litestar import Response
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.orm import Session
 
 from api.auth import Principal
@@ -122,12 +122,14 @@ class Idempotency:
             raise _in_flight()
 
 
+# Every state-changing request runs this query: built once, with bound parameters.
+_RECORD_BY_KEY = select(IdempotencyRecord).where(
+    IdempotencyRecord.caller == bindparam("caller"), IdempotencyRecord.key == bindparam("key")
+)
+
+
 def _find(session: Session, caller: str, key: str) -> IdempotencyRecord | None:
-    return session.scalar(
-        select(IdempotencyRecord).where(
-            IdempotencyRecord.caller == caller, IdempotencyRecord.key == key
-        )
-    )
+    return session.scalar(_RECORD_BY_KEY, {"caller": caller, "key": key})
 
 
 def _record(

@@ -6,17 +6,24 @@ serialises every writer). The lock order everywhere is: player row, then the led
 accounts in id order, then the ledger's chain head; so no two requests can deadlock.
 """
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from api.db.models import HandRecord, Player
 from api.problems import Problem, not_found
 from casino.hand import HandStatus
 
+# Every hand runs these two queries: built once, with bound parameters.
+_LOCK_PLAYER = select(Player).where(Player.id == bindparam("player_id")).with_for_update()
+_UNFINISHED_HAND = select(HandRecord.id).where(
+    HandRecord.player_id == bindparam("player_id"),
+    HandRecord.status == HandStatus.AWAITING_DECISION.value,
+)
+
 
 def lock_player(session: Session, player_id: int) -> Player:
     """Load a player and, on PostgreSQL, lock the row for the rest of the transaction."""
-    player = session.scalar(select(Player).where(Player.id == player_id).with_for_update())
+    player = session.scalar(_LOCK_PLAYER, {"player_id": player_id})
     if player is None:
         raise not_found("player")
     return player
@@ -24,12 +31,7 @@ def lock_player(session: Session, player_id: int) -> Player:
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
     """One hand at a time: a tie awaiting its decision blocks new hands and seed rotation."""
-    unfinished = session.scalar(
-        select(HandRecord.id).where(
-            HandRecord.player_id == player_id,
-            HandRecord.status == HandStatus.AWAITING_DECISION.value,
-        )
-    )
+    unfinished = session.scalar(_UNFINISHED_HAND, {"player_id": player_id})
     if unfinished is not None:
         raise Problem(
             409, "unfinished_hand", f"hand {unfinished} awaits a decision; decide it first"

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from api.db.models import SeedPair
@@ -29,10 +29,17 @@ def commit_new_pair(session: Session, player_id: int, client_seed: str | None) -
     return pair
 
 
+# Every hand reads the active pair: built once, with a bound parameter.
+_ACTIVE_PAIR = select(SeedPair).where(
+    SeedPair.player_id == bindparam("player_id"), SeedPair.revealed_at.is_(None)
+)
+_LOCK_ACTIVE_PAIR = _ACTIVE_PAIR.with_for_update()
+
+
 def active_pair(session: Session, player_id: int, *, for_update: bool = False) -> SeedPair:
     """The player's current pair: every player has one from creation on."""
-    query = select(SeedPair).where(SeedPair.player_id == player_id, SeedPair.revealed_at.is_(None))
-    pair = session.scalar(query.with_for_update() if for_update else query)
+    query = _LOCK_ACTIVE_PAIR if for_update else _ACTIVE_PAIR
+    pair = session.scalar(query, {"player_id": player_id})
     if pair is None:
         raise not_found("seed pair")
     return pair
