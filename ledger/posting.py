@@ -158,12 +158,14 @@ def balances(session: Session, codes: Iterable[str]) -> dict[str, int]:
 
 
 def lock_accounts(session: Session, codes: Iterable[str]) -> dict[str, int]:
-    """Lock accounts, in id order, before a unit of work that posts more than once.
+    """Lock accounts, in id order, for a unit of work that must know their balances before
+    it posts (a hand records the wallet's balance before it is dealt).
 
-    `post` locks its accounts and then the chain head. A second `post` in the same database
-    transaction would take account locks while holding the head, which can deadlock against
-    other writers; locking every account up front keeps the order accounts -> chain head for
-    the whole transaction. (On SQLite, BEGIN IMMEDIATE already serialises writers.)
+    Posting locks its accounts and then the chain head; accounts locked here must therefore
+    be taken before any posting in the same database transaction, or a later posting would
+    take account locks while holding the head and could deadlock against other writers.
+    Lock only what the caller needs: a row locked here stays locked until commit. (On
+    SQLite, BEGIN IMMEDIATE already serialises writers.)
 
     Returns the normal-side balances of the accounts found (absent ones are not opened);
     with the accounts locked they stay true until the caller's own postings.

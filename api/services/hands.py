@@ -41,17 +41,19 @@ class HandAccounts:
         key = str(player_id)
         return cls(chart.wallet(key, currency), chart.held(key, currency), chart.house(currency))
 
-    def lock(self, session: Session) -> int:
-        """Lock the hand's accounts (a hand step posts twice) and return the wallet's balance.
+    def lock_player_accounts(self, session: Session) -> int:
+        """Lock the player's own accounts and return the wallet's balance.
 
-        Accounts are opened on a player's first hand in a currency; afterwards this is one
-        query, and the locked balances make re-reading the wallet unnecessary.
+        The locked balance makes re-reading the wallet unnecessary. The house account is
+        deliberately not locked here: every hand of every player touches it, so holding it
+        from the deal to the commit would serialise all hands; `post_all` locks it only for
+        the posting, in account-id order like every other posting. Accounts are opened on a
+        player's first hand in a currency; afterwards this is one query.
         """
-        specs = (self.wallet, self.held, self.house)
-        codes = [spec.code for spec in specs]
+        codes = [self.wallet.code, self.held.code]
         locked = lock_accounts(session, codes)
-        if len(locked) < len(specs):
-            for spec in specs:
+        if len(locked) < len(codes):
+            for spec in (self.wallet, self.held, self.house):
                 open_account(session, spec)
             locked = lock_accounts(session, codes)
         return locked[self.wallet.code]
@@ -163,7 +165,7 @@ def open_hand(
         rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet
     )
     accounts = HandAccounts.of(player_id, rules.currency)
-    balance_before = accounts.lock(session)
+    balance_before = accounts.lock_player_accounts(session)
     # The row is written once, complete: the wallet's balance after is known arithmetically,
     # since every account it involves is locked.
     record = HandRecord(
@@ -221,7 +223,8 @@ def decide_hand(
     pair = session.get_one(SeedPair, record.seed_pair_id)
     hand = decide(replay(record, pair), action)  # refuses surrender where not allowed
     accounts = HandAccounts.of(record.player_id, record.currency)
-    wallet = accounts.lock(session)  # deposits may have come in while the hand waited
+    # Deposits may have come in while the hand waited.
+    wallet = accounts.lock_player_accounts(session)
     steps = [_settlement(record, hand, accounts, decided_by)]
     if action is Action.WAR:
         steps.insert(
