@@ -12,6 +12,7 @@ import argparse
 import collections
 import cProfile
 import io
+import logging
 import pstats
 import sys
 import time
@@ -116,6 +117,9 @@ def main() -> int:
     parser.add_argument("--hands", type=int, default=300)
     parser.add_argument("--postgres-url", help="profile on a scratch PostgreSQL database")
     args = parser.parse_args()
+    logging.getLogger("httpx").setLevel(
+        logging.WARNING
+    )  # a line per request would drown the profile
     if args.postgres_url:
         server, why = scratch.find_postgres(args.postgres_url)
         if server is None:

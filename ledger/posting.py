@@ -77,10 +77,8 @@ _MOVE_CHAIN_HEAD = (
     .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
 )
 # Keys are checked while the chain head is locked, so the inserts cannot collide; the
-# transactions of a batch go in one multi-row INSERT whose ids come back in order.
-_INSERT_TRANSACTIONS = insert(transactions).returning(
-    transactions.c.id, sort_by_parameter_order=True
-)
+# transactions of a batch go in one multi-row INSERT.
+_INSERT_TRANSACTIONS = insert(transactions).returning(transactions.c.seq, transactions.c.id)
 _INSERT_ENTRIES = insert(entries)
 _AccountRow = Row[int, str, str, str]  # id, code, currency, side
 
@@ -456,7 +454,10 @@ def _insert(
         )
         posted_entries.append(legs)
         prev_hash = digest
-    ids = [int(row.id) for row in connection.execute(_INSERT_TRANSACTIONS, rows)]
+    # Ids are matched back by seq: asking the database for RETURNING in parameter order
+    # would make SQLAlchemy insert row by row on SQLite.
+    id_by_seq = {row.seq: int(row.id) for row in connection.execute(_INSERT_TRANSACTIONS, rows)}
+    ids = [id_by_seq[row["seq"]] for row in rows]
     connection.execute(
         _INSERT_ENTRIES,
         [
