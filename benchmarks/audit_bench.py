@@ -2,32 +2,29 @@
 
 Hands are written by the service functions themselves (`open_hand`, `decide_hand` going to
 war on a tie), many per database transaction, so the records and ledger transactions are
-exactly what the API writes, minus HTTP. At each size the audit is timed on its own, then
-run again under tracemalloc for its peak (and the process RSS is read): flat figures as the
-database grows mean the audit streams rather than loads everything.
-
-The audit is `api.services.audit.audit_hands` when that module exists; until then, a replay
-loop over the hand records with `api.services.hands.replay`, comparing outcome and net.
+exactly what the API writes, minus HTTP. At each size the audit is timed in one process,
+then run again under tracemalloc for its peak (and the process RSS is read): flat figures as
+the database grows mean the audit streams rather than loads everything. Then it is timed
+with one worker process per CPU (`api.services.audit_parallel`), as `casino-war audit` runs
+it by default.
 """
 
 import gc
-import importlib
-import inspect
 import itertools
+import os
 import resource
 import time
 import tracemalloc
-from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import migrations
 from api.db.database import Database
-from api.db.models import HandRecord, SeedPair
 from api.services import cashier, players, tables
 from api.services import hands as hand_service
+from api.services.audit import HandAuditResult, read_snapshot
+from api.services.audit_parallel import CHUNK, audit_hands_parallel
 from benchmarks.plan import Plan
 from benchmarks.stats import rate
 from casino.hand import Action
@@ -36,8 +33,6 @@ GENERATION_BATCH = 2_000
 PLAYERS = 16
 CURRENCY = "USD"
 MIB = 1024 * 1024
-
-Audit = Callable[[Database], tuple[int, int | None]]  # (mismatches, hands it checked)
 
 
 # Generating hands ------------------------------------------------------------------------
@@ -81,63 +76,18 @@ class HandFactory:
 # Auditing --------------------------------------------------------------------------------
 
 
-def replay_loop(database: Database) -> tuple[int, int | None]:
-    """Re-derive every settled hand from its seeds and compare; (mismatches, hands)."""
-    mismatches = 0
-    checked = 0
-    with database.sessions() as session:
-        query = (
-            select(HandRecord, SeedPair)
-            .join(SeedPair, SeedPair.id == HandRecord.seed_pair_id)
-            .where(HandRecord.status == "settled")
-            .order_by(HandRecord.id)
-            .execution_options(yield_per=2_000)
-        )
-        for record, pair in session.execute(query).tuples():
-            hand = hand_service.replay(record, pair)
-            checked += 1
-            if hand.net != record.net or (hand.outcome and hand.outcome.value) != record.outcome:
-                mismatches += 1
-    return mismatches, checked
+def _audit(database: Database, jobs: int, chunk: int) -> HandAuditResult:
+    """The period audit over every hand, in its own read snapshot, as `casino-war audit` runs
+    it: `jobs` 1 in this process, more through the pool of worker processes."""
+    with read_snapshot(database.engine) as connection:
+        return audit_hands_parallel(connection, jobs=jobs, chunk=chunk)
 
 
-def find_audit() -> tuple[str, Audit]:
-    """The service's audit function if it is there and callable with the database alone."""
-    try:
-        module = importlib.import_module("api.services.audit")
-        function = module.audit_hands
-    except (ImportError, AttributeError):
-        return "api.services.hands.replay loop", replay_loop
-    return "api.services.audit.audit_hands", _adapt(function)
-
-
-def _adapt(function: Callable[..., Any]) -> Audit:
-    """Call `audit_hands` with what its first parameter asks for (database, session...)."""
-    first = next(iter(inspect.signature(function).parameters.values()))
-    wanted = str(first.annotation)
-
-    def audit(database: Database) -> tuple[int, int | None]:
-        if "Session" in wanted:
-            with database.sessions() as session:
-                return _problems(function(session))
-        if "Connection" in wanted:
-            with database.engine.connect() as connection:
-                return _problems(function(connection))
-        if "Engine" in wanted:
-            return _problems(function(database.engine))
-        return _problems(function(database))
-
-    return audit
-
-
-def _problems(result: Any) -> tuple[int, int | None]:
-    """(discrepancies, hands checked) from whatever the audit returns (best effort)."""
-    checked = getattr(result, "hands_checked", None)
-    for name in ("mismatches", "discrepancies", "problems", "differences"):
-        value = getattr(result, name, None)
-        if value is not None:
-            return (value if isinstance(value, int) else len(value)), checked
-    return 0, checked
+def _timed(database: Database, jobs: int, chunk: int) -> tuple[float, HandAuditResult]:
+    gc.collect()
+    started = time.perf_counter()
+    result = _audit(database, jobs, chunk)
+    return time.perf_counter() - started, result
 
 
 def _rss_bytes() -> int:
@@ -145,24 +95,36 @@ def _rss_bytes() -> int:
         return int(statm.read().split()[1]) * resource.getpagesize()
 
 
-def _measure(database: Database, hands: int, audit: Audit) -> dict[str, Any]:
-    gc.collect()
-    started = time.perf_counter()
-    mismatches, checked = audit(database)
-    elapsed = time.perf_counter() - started
+def _measure(database: Database, hands: int, jobs: int, chunk: int) -> dict[str, Any]:
+    """Single process (timed, then again under tracemalloc for its peak), then parallel.
+
+    The parallel audit runs twice: the first run (`seconds_parallel_cold`) includes starting
+    the worker processes and, at the first size, the fork server they are forked from (once
+    per process); the figure is the second run's, as in any process that audits again.
+    Memory is the single process's: a worker holds one batch at a time just the same.
+    """
+    elapsed, single = _timed(database, 1, chunk)
     gc.collect()
     tracemalloc.start()
-    audit(database)
+    _audit(database, 1, chunk)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
+    rss = _rss_bytes()
+    cold, _ = _timed(database, jobs, chunk)
+    warm, parallel = _timed(database, jobs, chunk)
     return {
         "hands": hands,
         "seconds": round(elapsed, 3),
         "hands_per_second": rate(hands, elapsed),
-        "hands_checked": checked,
-        "mismatches": mismatches,
+        "hands_checked": single.hands_checked,
+        "mismatches": len(single.mismatches),
         "peak_traced_mib": round(peak / MIB, 2),
-        "rss_mib": round(_rss_bytes() / MIB, 1),
+        "rss_mib": round(rss / MIB, 1),
+        "jobs": parallel.jobs,
+        "seconds_parallel": round(warm, 3),
+        "seconds_parallel_cold": round(cold, 3),
+        "hands_per_second_parallel": rate(hands, warm),
+        "mismatches_parallel": len(parallel.mismatches),
     }
 
 
@@ -170,18 +132,22 @@ def audit_curve(database_url: str, plan: Plan) -> dict[str, Any]:
     """Grow the database through `plan.audit_sizes`, auditing (and weighing) at each size."""
     migrations.upgrade(database_url)
     database = Database.connect(database_url)
-    name, audit = find_audit()
+    jobs = os.cpu_count() or 1
+    chunk = plan.audit_chunk or CHUNK
     try:
         factory = HandFactory(database, plan)
         points: dict[str, dict[str, Any]] = {}
         for size in plan.audit_sizes:
             factory.grow_to(size)
-            points[str(size)] = _measure(database, size, audit)
+            points[str(size)] = _measure(database, size, jobs, chunk)
     finally:
         database.dispose()
     peaks = [point["peak_traced_mib"] for point in points.values()]
     return {
-        "function": name,
+        "function": "api.services.audit.audit_hands",
+        "parallel_function": "api.services.audit_parallel.audit_hands_parallel",
+        "jobs": jobs,
+        "chunk": chunk,
         "generated_hands": factory.hands,
         "generation_hands_per_second": rate(factory.hands, factory.seconds),
         "sizes": points,

@@ -15,6 +15,7 @@ class Plan:
     postgresql_workers: int = 2
     ledger_seconds: float = 3.0
     audit_sizes: tuple[int, ...] = (25_000, 50_000, 100_000)
+    audit_chunk: int | None = None  # hands per parallel chunk; None: the audit's default
     simulation_hands: int = 200_000
     pgbench_scale: int = 8  # >= the goal's 8 clients, so branches are not one hot row
     bet: int = 100
@@ -33,6 +34,7 @@ QUICK = Plan(
     warmup_seconds=0.25,
     ledger_seconds=0.75,
     audit_sizes=(250, 500, 1_000),
+    audit_chunk=200,  # so that these sizes still make several chunks for the worker pool
     simulation_hands=20_000,
 )
 
@@ -43,6 +45,7 @@ TINY = Plan(
     clients=(1, 2),
     ledger_seconds=0.2,
     audit_sizes=(50, 100),
+    audit_chunk=20,
     simulation_hands=1_000,
     pgbench_scale=1,
 )

@@ -71,6 +71,18 @@ def _goal(name: str, target: str, measured: float | None, met: bool | None) -> d
     return {"goal": name, "target": target, "measured": measured, "met": met}
 
 
+def _best_audit_rate(audit: dict[str, Any]) -> tuple[float | None, str | None]:
+    """The better of the single-process and the parallel audit at the largest size, and
+    which it was: the goal is the audit's throughput however it is run."""
+    if not audit.get("sizes"):
+        return None, None
+    size, point = list(audit["sizes"].items())[-1]
+    single, parallel = point["hands_per_second"], point.get("hands_per_second_parallel")
+    if parallel is not None and parallel > single:
+        return parallel, f"parallel, {point['jobs']} processes, at {size} hands"
+    return single, f"single process, at {size} hands"
+
+
 def goals(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Where each design goal stands (informative: nothing fails on a missed goal)."""
     r = document["ratios"]
@@ -81,8 +93,7 @@ def goals(document: dict[str, Any]) -> list[dict[str, Any]]:
         for db in ("sqlite", "postgresql")
     }
     audit = document["audit"]
-    largest = list(audit["sizes"].values())[-1] if audit.get("sizes") else None
-    audit_rate = largest["hands_per_second"] if largest else None
+    audit_rate, audit_how = _best_audit_rate(audit)
     growth = audit.get("memory_growth")
     items = [
         _goal(
@@ -102,14 +113,14 @@ def goals(document: dict[str, Any]) -> list[dict[str, Any]]:
         items.append(
             _goal(f"{db}_p99_ms_at_8_clients", "< 50", p99, None if p99 is None else p99 < 50)
         )
-    items.append(
-        _goal(
-            "audit_hands_per_second",
-            ">= 50000",
-            audit_rate,
-            None if audit_rate is None else audit_rate >= 50_000,
-        )
+    audit_goal = _goal(
+        "audit_hands_per_second",
+        ">= 50000",
+        audit_rate,
+        None if audit_rate is None else audit_rate >= 50_000,
     )
+    audit_goal["detail"] = audit_how
+    items.append(audit_goal)
     items.append(
         _goal(
             "audit_memory_growth_largest_vs_smallest",
@@ -183,6 +194,7 @@ def text(document: dict[str, Any]) -> str:
     for size, point in (audit.get("sizes") or {}).items():
         lines.append(
             f"  {size:>7} hands: {_fmt(point['hands_per_second'])} hands/s, "
+            f"{_fmt(point['hands_per_second_parallel'])} with {point['jobs']} processes, "
             f"peak traced {point['peak_traced_mib']} MiB, RSS {point['rss_mib']} MiB, "
             f"mismatches {point['mismatches']}"
         )
@@ -190,9 +202,10 @@ def text(document: dict[str, Any]) -> str:
     lines.append("")
     lines.append("goals:")
     for goal in document["goals"]:
+        detail = f" ({goal['detail']})" if goal.get("detail") else ""
         lines.append(
             f"  {goal['goal']:<42} target {goal['target']:<14} "
-            f"measured {_fmt(goal['measured'], 3):>10}  met {_fmt(goal['met'])}"
+            f"measured {_fmt(goal['measured'], 3):>10}  met {_fmt(goal['met'])}{detail}"
         )
     for note in document["unavailable"]:
         lines.append(f"unavailable: {note}")

@@ -4,9 +4,13 @@ Hands are selected by `created_at`, in gaming days (`CASINO_WAR_GAMING_DAY_TIMEZ
 `CASINO_WAR_GAMING_DAY_START_HOUR`), both dates inclusive; with no dates, every hand. The
 ledger checks always cover the whole ledger (a hash chain cannot be checked in part). Exit 1
 naming every hand or ledger row that does not match, 0 when clean.
+
+Hands are replayed by `--jobs` processes (default: one per CPU) in id ranges of `--chunk`
+hands; the ledger checks run here. A period of at most one chunk is replayed in process.
 """
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +28,18 @@ from rich.progress import (
 )
 from sqlalchemy import func, select
 
-from api.cli.common import EXIT_OK, EXIT_PROBLEM, Subparsers, UsageError, print_json
+from api.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    Subparsers,
+    UsageError,
+    positive_int,
+    print_json,
+)
 from api.db.database import Database
 from api.services.audit import count_hands, read_snapshot
 from api.services.audit_ledger import PeriodAudit, audit_period
+from api.services.audit_parallel import CHUNK
 from api.services.gaming_day import day_start, parse_day
 from api.settings import get_settings
 from ledger.schema import transactions
@@ -51,6 +63,18 @@ def register(subparsers: Subparsers) -> None:
     audit.add_argument("--from", dest="first", type=iso_day, help="first gaming day")
     audit.add_argument("--to", dest="last", type=iso_day, help="last gaming day, inclusive")
     audit.add_argument("--json", action="store_true", help="print one JSON document")
+    audit.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="processes replaying hands; 1: all in this process (default: CPUs, %(default)s)",
+    )
+    audit.add_argument(
+        "--chunk",
+        type=positive_int,
+        default=CHUNK,
+        help="hands per unit of work handed to a process (%(default)s)",
+    )
     audit.set_defaults(handler=_audit)
 
 
@@ -94,7 +118,15 @@ def _audit(args: argparse.Namespace) -> int:
             def advance(task: TaskID) -> Any:
                 return lambda done: progress.update(task, completed=done)
 
-            result = audit_period(connection, start, end, advance(hands_task), advance(ledger_task))
+            result = audit_period(
+                connection,
+                start,
+                end,
+                advance(hands_task),
+                advance(ledger_task),
+                jobs=args.jobs,
+                chunk=args.chunk,
+            )
     finally:
         database.dispose()
     if args.json:
@@ -115,7 +147,8 @@ def _print_summary(result: PeriodAudit) -> None:
     out(
         f"  {hands.hands_checked} replayed ({hands.settled} settled, "
         f"{hands.awaiting_decision} awaiting a decision) in {hands.seconds:.2f} s "
-        f"({hands.hands_per_second:,.0f} hands/s): {len(hands.mismatches)} mismatched\n"
+        f"({hands.hands_per_second:,.0f} hands/s, {_processes(hands.jobs)}): "
+        f"{len(hands.mismatches)} mismatched\n"
     )
     for mismatch in hands.mismatches:
         details = "; ".join(
@@ -156,6 +189,10 @@ def _print_summary(result: PeriodAudit) -> None:
         " (file it outside the database; the next audit must still contain it)\n"
     )
     out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
+
+
+def _processes(jobs: int) -> str:
+    return "in process" if jobs == 1 else f"{jobs} processes"
 
 
 def _problem_line(problem: dict[str, Any]) -> str:

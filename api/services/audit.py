@@ -7,32 +7,52 @@ recorded decision. Everything the record claims (cards, war, outcome, amounts, b
 everything the ledger moved for it (stake, raise, settlement: each exactly once, with exactly
 the derived amounts) is compared with the derivation. Nothing here writes.
 
-The hot loop reads plain column tuples (Core, not ORM objects), caches parsed rules per
-distinct rules JSON and seed commitments per seed pair, and fetches the ledger for a whole
-batch of hands in one query, so a long period streams through in constant memory.
+The hot loop reads plain column tuples (Core, not ORM objects), caches what the rules say
+per distinct pair of recorded and table rules JSON and seed commitments per seed pair, and
+fetches the ledger for a whole batch of hands in two queries, so a long period streams
+through in constant memory. `api.services.audit_parallel` runs it in worker processes, one
+id range of the period each.
 """
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
-from sqlalchemy import Connection, Engine, Select, String, cast, func, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    String,
+    and_,
+    cast,
+    func,
+    select,
+    text,
+    type_coerce,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.types import NullType
 
 from api.db.models import CasinoTable, HandRecord, SeedPair
 from api.services.hand_ledger import (
     HAND_KINDS,
     AccountCodes,
     LedgerTxn,
+    RawTime,
     WalletWindow,
+    aware_time,
     fetch_hand_ledger,
+    fetch_ledger_of_hands,
     other_wallet_movements,
     reference,
+    utc_iso,
 )
 from casino.errors import GameError, InvalidSeed
 from casino.fairness import HandSeeds, server_seed_hash
@@ -49,10 +69,14 @@ TIME_TOLERANCE = timedelta(seconds=60)
 STATUSES = frozenset(status.value for status in HandStatus)
 OUTCOMES = frozenset(outcome.value for outcome in Outcome)
 ACTIONS = frozenset(action.value for action in Action)
+SETTLED = HandStatus.SETTLED.value
+AWAITING_DECISION = HandStatus.AWAITING_DECISION.value
+_HAND_KIND_SET = frozenset(HAND_KINDS)
 
 hands_table = HandRecord.__table__
 pairs_table = SeedPair.__table__
 tables_table = CasinoTable.__table__
+_Query = TypeVar("_Query", bound=Select[*tuple[Any, ...]])  # any SELECT over hands
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +126,8 @@ class HandRow(NamedTuple):
     net: int | None
     balance_before: int
     balance_after: int | None
-    settled_at: datetime | None
-    created_at: datetime
+    settled_at: RawTime | None  # as the driver returns it: `aware_time` converts it
+    created_at: RawTime
     server_seed: str | None  # None: the seed pair row is gone (outer join)
     server_seed_hash: str | None
     client_seed: str | None
@@ -136,8 +160,9 @@ HAND_COLUMNS = (
     _h.net,
     _h.balance_before,
     _h.balance_after,
-    _h.settled_at,
-    _h.created_at,
+    # Raw: converted only where compared (`aware_time`), not by per-row type processing.
+    type_coerce(_h.settled_at, NullType()).label("settled_at"),
+    type_coerce(_h.created_at, NullType()).label("created_at"),
     pairs_table.c.server_seed,
     pairs_table.c.server_seed_hash,
     pairs_table.c.client_seed,
@@ -155,26 +180,28 @@ def hand_query() -> Select[Any]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RulesVerdict:
+    """A hand's recorded rules text read against its table's: worked out once per distinct
+    pair of texts (every hand at a table records the same text, so pairs are few)."""
+
+    recorded: TableRules | GameError  # the rules to replay with, or why there are none
+    differences: tuple[Difference, ...]  # recorded against the table's, field by field
+    wager_rules: TableRules | None  # the table's rules, else the recorded ones, else None
+
+
 class Replayer:
     """Replays hands, caching what repeats across them: rules and seed commitments."""
 
     def __init__(self) -> None:
-        self._rules: dict[str, TableRules | GameError] = {}
+        self._rules: dict[tuple[str, str | None], RulesVerdict] = {}
         self._commitments: dict[int, bool] = {}
-        self._rule_differences: dict[tuple[str, str], tuple[Difference, ...]] = {}
 
-    def rules(self, text: str) -> TableRules:
-        found = self._rules.get(text)
+    def rules_of(self, row: HandRow) -> RulesVerdict:
+        key = (row.rules, row.table_rules)
+        found = self._rules.get(key)
         if found is None:
-            try:
-                found = TableRules.from_dict(json.loads(text))
-            except GameError as error:
-                found = error
-            except (ValueError, TypeError) as error:
-                found = GameError(f"recorded rules are not valid JSON rules: {error}")
-            self._rules[text] = found
-        if isinstance(found, GameError):
-            raise found
+            found = self._rules[key] = _rules_verdict(row.rules, row.table_rules)
         return found
 
     def commitment_ok(self, row: HandRow) -> bool:
@@ -188,42 +215,14 @@ class Replayer:
             ok = self._commitments[row.seed_pair_id] = digest == row.server_seed_hash
         return ok
 
-    def rule_differences(self, recorded: str, table: str) -> tuple[Difference, ...]:
-        """The recorded rules against the table's, field by field (table rules never change
-        after creation, so every hand at a table records exactly them). Cached per pair."""
-        key = (recorded, table)
-        found = self._rule_differences.get(key)
-        if found is None:
-            found = self._rule_differences[key] = _compare_rules(recorded, table)
-        return found
-
-    def wager_difference(self, row: HandRow) -> Difference | None:
-        """The recorded wager, refused by the table's rules (the recorded ones if the table's
-        cannot be read)? Named `bet` or `tie_bet`."""
-        rules: TableRules | None = None
-        for text in (row.table_rules, row.rules):
-            if text is None:
-                continue
-            try:
-                rules = self.rules(text)
-                break
-            except GameError:
-                continue
-        if rules is None:
-            return None
-        try:
-            rules.check_wager(row.bet, row.tie_bet)
-        except GameError as error:
-            message = str(error)
-            name = "tie_bet" if message.startswith("tie_bet") else "bet"
-            return Difference(name, getattr(row, name), f"refused by the table's rules: {message}")
-        return None
-
     def replay(self, row: HandRow) -> Hand:
         """The hand as the engine derives it; raises GameError/ValueError if it cannot."""
         if row.server_seed is None or row.client_seed is None:
             raise GameError(f"seed pair {row.seed_pair_id} does not exist")
-        rules = self.rules(row.rules)
+        rules = self.rules_of(row).recorded
+        if isinstance(rules, GameError):
+            # A fresh traceback each time: re-raising the cached error would grow its own.
+            raise rules.with_traceback(None)
         action = Action(row.decision) if row.decision is not None else None
         return play(
             rules.game,
@@ -232,6 +231,28 @@ class Replayer:
             row.tie_bet,
             action,
         )
+
+
+def _parse_rules(text: str) -> TableRules | GameError:
+    try:
+        return TableRules.from_dict(json.loads(text))
+    except GameError as error:
+        return error
+    except (ValueError, TypeError) as error:
+        return GameError(f"recorded rules are not valid JSON rules: {error}")
+
+
+def _rules_verdict(recorded: str, table: str | None) -> RulesVerdict:
+    """Table rules never change after creation, so every hand at a table records exactly
+    them. A wager is held to the table's rules (the recorded ones if the table's cannot be
+    read)."""
+    mine = _parse_rules(recorded)
+    theirs = _parse_rules(table) if table is not None else None
+    return RulesVerdict(
+        recorded=mine,
+        differences=_compare_rules(recorded, table) if table is not None else (),
+        wager_rules=next((r for r in (theirs, mine) if isinstance(r, TableRules)), None),
+    )
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -255,12 +276,8 @@ def _compare_rules(recorded: str, table: str) -> tuple[Difference, ...]:
     )
 
 
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
 def _check_record_fields(
-    row: HandRow, replayer: Replayer, add: Callable[[Difference], None]
+    row: HandRow, rules: RulesVerdict, add: Callable[[Difference], None]
 ) -> None:
     """What the record must hold whether or not it can be replayed: a decision the engine
     knows, its table's rules and a wager those rules accept, an existing seed pair."""
@@ -270,38 +287,50 @@ def _check_record_fields(
         add(Difference("seed_pair_id", row.seed_pair_id, "no such seed pair"))
     if row.table_rules is None:
         add(Difference("table_id", row.table_id, "no such table"))
-    else:
-        for difference in replayer.rule_differences(row.rules, row.table_rules):
-            add(difference)
-    wager = replayer.wager_difference(row)
-    if wager is not None:
-        add(wager)
+    for difference in rules.differences:
+        add(difference)
+    if rules.wager_rules is not None:
+        try:
+            rules.wager_rules.check_wager(row.bet, row.tie_bet)
+        except GameError as error:
+            message = str(error)
+            name = "tie_bet" if message.startswith("tie_bet") else "bet"
+            add(Difference(name, getattr(row, name), f"refused by the table's rules: {message}"))
+
+
+def _by_kind(txns: Sequence[LedgerTxn]) -> dict[str, list[LedgerTxn]]:
+    """A hand's transactions grouped by kind (seq order kept): read by every ledger check."""
+    kinds: dict[str, list[LedgerTxn]] = {}
+    for txn in txns:
+        same = kinds.get(txn.kind)
+        if same is None:
+            kinds[txn.kind] = [txn]
+        else:
+            same.append(txn)
+    return kinds
 
 
 def _check_ledger_witness(
-    row: HandRow, txns: Sequence[LedgerTxn], add: Callable[[Difference], None]
+    row: HandRow,
+    txns: Sequence[LedgerTxn],
+    kinds: dict[str, list[LedgerTxn]],
+    add: Callable[[Difference], None],
 ) -> None:
     """The record against what its ledger transactions say of it (hashed into the chain,
     so these cannot be changed without breaking it): player and table on every posting,
     the stake's and settlement's posting times, the settlement's decision when it has one."""
-    for name, value in (("player_id", row.player_id), ("table_id", row.table_id)):
-        wrong = [t for t in txns if t.meta is not None and t.meta.get(name) != value]
-        if wrong:
-            found = [t.meta.get(name) if t.meta is not None else None for t in wrong]
-            witnessed = found[0] if all(v == found[0] for v in found) else found
-            add(Difference(name, value, witnessed, tuple(t.id for t in wrong)))
-    stakes = [t for t in txns if t.kind == "stake"]
-    settlements = [t for t in txns if t.kind == "settlement"]
-    for name, moment, posted in (
-        ("created_at", row.created_at, stakes),
-        ("settled_at", row.settled_at, settlements),
-    ):
-        if len(posted) != 1 or moment is None:
-            continue  # a missing or doubled posting is a ledger difference of its own
-        posted_at = posted[0].posted_at
-        if posted_at is not None and abs(_utc(moment) - _utc(posted_at)) > TIME_TOLERANCE:
-            add(Difference(name, moment.isoformat(), posted_at.isoformat(), (posted[0].id,)))
-    if len(settlements) == 1 and settlements[0].meta:
+    player_id, table_id = row.player_id, row.table_id
+    for txn in txns:
+        meta = txn.meta
+        if meta is not None and (
+            meta.get("player_id") != player_id or meta.get("table_id") != table_id
+        ):
+            _name_false_witnesses(row, txns, add)
+            break
+    _check_time("created_at", row.created_at, kinds.get("stake"), add)
+    settlements = kinds.get("settlement")
+    _check_time("settled_at", row.settled_at, settlements, add)
+    if settlements is not None and len(settlements) == 1 and settlements[0].meta:
         meta = settlements[0].meta
         decided: tuple[tuple[str, str | None], ...] = (
             ("decision", row.decision),
@@ -310,6 +339,33 @@ def _check_ledger_witness(
         for name, decided_value in decided:
             if name in meta and meta[name] != decided_value:
                 add(Difference(name, decided_value, meta[name], (settlements[0].id,)))
+
+
+def _name_false_witnesses(
+    row: HandRow, txns: Sequence[LedgerTxn], add: Callable[[Difference], None]
+) -> None:
+    """Player or table disagree with some posting's metadata: name each, and the postings."""
+    for name, value in (("player_id", row.player_id), ("table_id", row.table_id)):
+        wrong = [t for t in txns if t.meta is not None and t.meta.get(name) != value]
+        if wrong:
+            found = [t.meta.get(name) if t.meta is not None else None for t in wrong]
+            witnessed = found[0] if all(v == found[0] for v in found) else found
+            add(Difference(name, value, witnessed, tuple(t.id for t in wrong)))
+
+
+def _check_time(
+    name: str,
+    raw: RawTime | None,
+    posted: list[LedgerTxn] | None,
+    add: Callable[[Difference], None],
+) -> None:
+    """A record time against its posting's; a missing or doubled posting is a ledger
+    difference of its own."""
+    if raw is None or posted is None or len(posted) != 1:
+        return
+    moment, posted_at = aware_time(raw), posted[0].posted_at
+    if posted_at is not None and abs(moment - posted_at) > TIME_TOLERANCE:
+        add(Difference(name, utc_iso(moment), utc_iso(posted_at), (posted[0].id,)))
 
 
 @cache
@@ -321,26 +377,6 @@ def _hand_account_codes(player_id: int, currency: str) -> tuple[str, str, str]:
         chart.held(key, currency).code,
         chart.house(currency).code,
     )
-
-
-def _expected(
-    stake: int,
-    raise_amount: int,
-    staked: int,
-    returned: int | None,
-    player_id: int,
-    currency: str,
-) -> dict[str, list[dict[str, int]]]:
-    wallet, held, house = _hand_account_codes(player_id, currency)
-    expected: dict[str, list[dict[str, int]]] = {
-        "stake": [{wallet: stake, held: -stake}],
-        "raise": [{wallet: raise_amount, held: -raise_amount}] if raise_amount else [],
-        "settlement": [],
-    }
-    if returned is not None:
-        settlement = {held: staked, house: returned - staked, wallet: -returned}
-        expected["settlement"] = [{code: amount for code, amount in settlement.items() if amount}]
-    return expected
 
 
 def _war_cards(row: HandRow) -> tuple[list[str] | None, str | None, str | None]:
@@ -363,8 +399,9 @@ def check_hand(
     """Compare a hand's record and ledger with its replay; the differences, [] on a match."""
     differences: list[Difference] = []
     add = differences.append
-    _check_record_fields(row, replayer, add)
-    _check_ledger_witness(row, txns, add)
+    kinds = _by_kind(txns)
+    _check_record_fields(row, replayer.rules_of(row), add)
+    _check_ledger_witness(row, txns, kinds, add)
     if row.server_seed is not None and not replayer.commitment_ok(row):
         add(Difference("fairness.server_seed_hash", row.server_seed_hash, "sha256(server_seed)"))
     try:
@@ -376,9 +413,17 @@ def check_hand(
             add(Difference("status", row.status, " or ".join(sorted(STATUSES))))
         if row.outcome is not None and row.outcome not in OUTCOMES:
             add(Difference("outcome", row.outcome, "one of " + ", ".join(sorted(OUTCOMES))))
-        _check_ledger_counts_only(txns, add)
+        stakes = kinds.get("stake", [])
+        if len(stakes) != 1:  # without a replay, only the stake's presence can be checked
+            add(Difference("ledger.stake.count", len(stakes), 1, tuple(t.id for t in stakes)))
         return None, differences
+    _check_cards(row, hand, add)
+    _check_decision(row, hand, add)
+    _check_result(row, hand, kinds, other_moves, add)
+    return hand, differences
 
+
+def _check_cards(row: HandRow, hand: Hand, add: Callable[[Difference], None]) -> None:
     if row.player_card != hand.player_card:
         add(Difference("player_card", row.player_card, hand.player_card))
     if row.dealer_card != hand.dealer_card:
@@ -394,13 +439,16 @@ def check_hand(
                     None,
                 )
             )
-    else:
-        if burned != list(war.burned):
-            add(Difference("war.burned", burned, list(war.burned)))
-        if war_player != war.player_card:
-            add(Difference("war.player_card", war_player, war.player_card))
-        if war_dealer != war.dealer_card:
-            add(Difference("war.dealer_card", war_dealer, war.dealer_card))
+        return
+    if burned != list(war.burned):
+        add(Difference("war.burned", burned, list(war.burned)))
+    if war_player != war.player_card:
+        add(Difference("war.player_card", war_player, war.player_card))
+    if war_dealer != war.dealer_card:
+        add(Difference("war.dealer_card", war_dealer, war.dealer_card))
+
+
+def _check_decision(row: HandRow, hand: Hand, add: Callable[[Difference], None]) -> None:
     derived_decision = hand.decision.value if hand.decision is not None else None
     if row.decision != derived_decision:
         add(Difference("decision", row.decision, derived_decision))
@@ -409,13 +457,25 @@ def check_hand(
             add(Difference("decided_by", row.decided_by, None))
     elif row.decided_by not in DECIDED_BY:
         add(Difference("decided_by", row.decided_by, "player or timeout"))
+
+
+def _check_result(
+    row: HandRow,
+    hand: Hand,
+    kinds: dict[str, list[LedgerTxn]],
+    other_moves: int,
+    add: Callable[[Difference], None],
+) -> None:
+    """Status, outcome, amounts, settlement time and balances against the derived hand, then
+    the ledger against the money it derives."""
     # Each derived figure once: the Hand's properties recompute on every access.
     outcome_value = hand.outcome
     settled = outcome_value is not None
     outcome = outcome_value.value if outcome_value is not None else None
-    status = HandStatus.SETTLED.value if settled else HandStatus.AWAITING_DECISION.value
+    status = SETTLED if settled else AWAITING_DECISION
     raise_amount = hand.raise_amount
-    total_staked = hand.bet + hand.tie_bet + raise_amount
+    stake = hand.bet + hand.tie_bet
+    total_staked = stake + raise_amount
     net = hand.net
     total_returned = None if net is None else total_staked + net
     if row.status != status:
@@ -434,7 +494,7 @@ def check_hand(
         add(
             Difference(
                 "settled_at",
-                row.settled_at and row.settled_at.isoformat(),
+                None if row.settled_at is None else utc_iso(aware_time(row.settled_at)),
                 "set" if settled else None,
             )
         )
@@ -445,52 +505,48 @@ def check_hand(
         moved = None if row.balance_after is None else row.balance_after - row.balance_before
         if moved != net + other_moves:
             add(Difference("balance_after - balance_before", moved, net + other_moves))
-
-    _check_ledger(
-        _expected(
-            hand.bet + hand.tie_bet,
-            raise_amount,
-            total_staked,
-            total_returned,
-            row.player_id,
-            row.currency,
-        ),
-        txns,
-        add,
-    )
-    return hand, differences
+    _check_ledger(row, kinds, stake, raise_amount, total_returned, add)
 
 
 def _check_ledger(
-    expected: dict[str, list[dict[str, int]]],
-    txns: Sequence[LedgerTxn],
+    row: HandRow,
+    kinds: dict[str, list[LedgerTxn]],
+    stake: int,
+    raise_amount: int,
+    returned: int | None,
     add: Callable[[Difference], None],
 ) -> None:
-    actual: dict[str, list[LedgerTxn]] = {}
-    for txn in txns:
-        actual.setdefault(txn.kind, []).append(txn)
-    for kind in (*HAND_KINDS, *sorted(set(actual) - set(HAND_KINDS))):
-        wanted = expected.get(kind, [])
-        found = actual.get(kind, [])
-        ids = tuple(t.id for t in found)
-        if len(found) != len(wanted):
-            add(Difference(f"ledger.{kind}.count", len(found), len(wanted), ids))
-        elif wanted and found[0].amounts != wanted[0]:
-            add(Difference(f"ledger.{kind}.entries", found[0].amounts, wanted[0], ids))
+    """Exactly one stake, one raise if the derived hand raised, one settlement if it settled,
+    each moving exactly the derived amounts (netted per account, zero legs left out); no
+    transaction of any other kind."""
+    wallet, held, house = _hand_account_codes(row.player_id, row.currency)
+    staked = stake + raise_amount
+    _check_kind("stake", kinds.get("stake"), {wallet: stake, held: -stake}, add)
+    raised = {wallet: raise_amount, held: -raise_amount} if raise_amount else None
+    _check_kind("raise", kinds.get("raise"), raised, add)
+    settlement = None
+    if returned is not None:
+        legs = {held: staked, house: returned - staked, wallet: -returned}
+        settlement = {code: amount for code, amount in legs.items() if amount}
+    _check_kind("settlement", kinds.get("settlement"), settlement, add)
+    for kind in sorted(kinds.keys() - _HAND_KIND_SET):
+        _check_kind(kind, kinds[kind], None, add)
 
 
-def _check_ledger_counts_only(txns: Sequence[LedgerTxn], add: Callable[[Difference], None]) -> None:
-    """Without a replay only the stake's presence can be checked (exactly one)."""
-    kinds = [t.kind for t in txns]
-    if kinds.count("stake") != 1:
-        add(
-            Difference(
-                "ledger.stake.count",
-                kinds.count("stake"),
-                1,
-                tuple(t.id for t in txns if t.kind == "stake"),
-            )
-        )
+def _check_kind(
+    kind: str,
+    found: list[LedgerTxn] | None,
+    wanted: dict[str, int] | None,
+    add: Callable[[Difference], None],
+) -> None:
+    """One kind of transaction: how many (one if `wanted`, else none), and its amounts."""
+    count = len(found) if found is not None else 0
+    expected = 0 if wanted is None else 1
+    if count != expected:
+        ids = tuple(t.id for t in found) if found is not None else ()
+        add(Difference(f"ledger.{kind}.count", count, expected, ids))
+    elif found is not None and found[0].amounts != wanted:
+        add(Difference(f"ledger.{kind}.entries", found[0].amounts, wanted, (found[0].id,)))
 
 
 def ledger_window(row: HandRow, txns: Sequence[LedgerTxn]) -> WalletWindow | None:
@@ -532,10 +588,19 @@ class HandAuditResult:
     awaiting_decision: int = 0
     mismatches: list[HandMismatch] = field(default_factory=list)
     seconds: float = 0.0
+    jobs: int = 1  # processes that replayed the hands (1: in the calling process)
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
+
+    def absorb(self, later: "HandAuditResult") -> None:
+        """Add the counts and mismatches of a range of hands after this one's, so that
+        chunks folded in id order read exactly like one pass over the whole period."""
+        self.hands_checked += later.hands_checked
+        self.settled += later.settled
+        self.awaiting_decision += later.awaiting_decision
+        self.mismatches.extend(later.mismatches)
 
     @property
     def hands_per_second(self) -> float:
@@ -550,6 +615,7 @@ class HandAuditResult:
             "mismatched": len(self.mismatches),
             "seconds": round(self.seconds, 3),
             "hands_per_second": round(self.hands_per_second),
+            "jobs": self.jobs,
             "mismatches": [m.as_dict() for m in self.mismatches],
         }
 
@@ -560,35 +626,49 @@ def connection_of(session_or_connection: Session | Connection) -> Connection:
     return session_or_connection
 
 
-def _in_range(query: Select[Any], start: datetime | None, end: datetime | None) -> Select[Any]:
+def _period(start: datetime | None, end: datetime | None) -> list[ColumnElement[bool]]:
+    """The conditions selecting hands created in [start, end), either bound optional."""
+    conditions = []
     if start is not None:
-        query = query.where(_h.created_at >= start)
+        conditions.append(_h.created_at >= start)
     if end is not None:
-        query = query.where(_h.created_at < end)
-    return query
+        conditions.append(_h.created_at < end)
+    return conditions
+
+
+def in_range(query: _Query, start: datetime | None, end: datetime | None) -> _Query:
+    """The query restricted to hands created in [start, end), either bound optional."""
+    return query.where(*_period(start, end))
 
 
 def count_hands(
     session_or_connection: Session | Connection, start: datetime | None, end: datetime | None
 ) -> int:
     connection = connection_of(session_or_connection)
-    query = _in_range(select(func.count()).select_from(hands_table), start, end)
+    query = in_range(select(func.count()).select_from(hands_table), start, end)
     return int(connection.execute(query).scalar_one())
 
 
 def _batches(
-    connection: Connection, start: datetime | None, end: datetime | None, batch: int
+    connection: Connection,
+    start: datetime | None,
+    end: datetime | None,
+    batch: int,
+    after_id: int = 0,
+    through_id: int | None = None,
 ) -> Iterator[list[HandRow]]:
-    """Keyset batches by id: each a short query, so nothing holds a cursor open."""
-    after = 0
-    base = _in_range(hand_query(), start, end).order_by(_h.id).limit(batch)
+    """Keyset batches by id, within (after_id, through_id]: each a short query, so nothing
+    holds a cursor open, and an id range is a parallel worker's share of a period."""
+    base = in_range(hand_query(), start, end).order_by(_h.id).limit(batch)
+    if through_id is not None:
+        base = base.where(_h.id <= through_id)
     make = HandRow._make
     while True:
-        rows = [make(row) for row in connection.execute(base.where(_h.id > after)).all()]
+        rows = [make(row) for row in connection.execute(base.where(_h.id > after_id)).all()]
         if not rows:
             return
         yield rows
-        after = rows[-1].id
+        after_id = rows[-1].id
         if len(rows) < batch:
             return
 
@@ -600,41 +680,57 @@ def audit_hands(
     on_progress: Callable[[int], None] | None = None,
     *,
     batch: int = BATCH,
+    after_id: int = 0,
+    through_id: int | None = None,
 ) -> HandAuditResult:
     """Replay every hand created in [start, end) (UTC, either bound optional) and check it
-    against its record and its ledger transactions. `on_progress` gets the count so far."""
+    against its record and its ledger transactions. `on_progress` gets the count so far.
+
+    `after_id` / `through_id` narrow it to the hands with ids in (after_id, through_id]: one
+    chunk of `api.services.audit_parallel`, which splits a period by id range."""
     connection = connection_of(session_or_connection)
     began = time.perf_counter()
     result = HandAuditResult()
     replayer = Replayer()
     codes = AccountCodes(connection)
-    for rows in _batches(connection, start, end, batch):
-        ledger = fetch_hand_ledger(
-            connection, [reference(row.id) for row in rows], codes, details=True
-        )
-        no_txns: list[LedgerTxn] = []
-        windows = [
-            window
-            for row in rows
-            if row.decision is not None
-            and (window := ledger_window(row, ledger.get(reference(row.id), no_txns)))
-        ]
-        moves = other_wallet_movements(connection, windows, codes) if windows else {}
-        for row in rows:
-            _, differences = check_hand(
-                row, ledger.get(reference(row.id), no_txns), replayer, moves.get(row.id, 0)
-            )
-            if differences:
-                result.mismatches.append(HandMismatch(row.id, tuple(differences)))
-            if row.status == HandStatus.SETTLED.value:
-                result.settled += 1
-            else:
-                result.awaiting_decision += 1
-        result.hands_checked += len(rows)
+    for rows in _batches(connection, start, end, batch, after_id, through_id):
+        # The batch is every hand of the period with an id from its first to its last.
+        batch_hands = and_(_h.id >= rows[0].id, _h.id <= rows[-1].id, *_period(start, end))
+        _audit_batch(connection, rows, batch_hands, replayer, codes, result)
         if on_progress is not None:
             on_progress(result.hands_checked)
     result.seconds = time.perf_counter() - began
     return result
+
+
+def _audit_batch(
+    connection: Connection,
+    rows: list[HandRow],
+    batch_hands: ColumnElement[bool],
+    replayer: Replayer,
+    codes: AccountCodes,
+    result: HandAuditResult,
+) -> None:
+    """One batch: its ledger (two queries), the wallet windows of its decided hands (a query
+    each, where another transaction can lie inside), then every hand's checks."""
+    ledger = fetch_ledger_of_hands(connection, batch_hands, codes, details=True)
+    no_txns: list[LedgerTxn] = []
+    hands = [(row, ledger.get(reference(row.id), no_txns)) for row in rows]
+    windows = [
+        window
+        for row, txns in hands
+        if row.decision is not None and (window := ledger_window(row, txns))
+    ]
+    moves = other_wallet_movements(connection, windows, codes) if windows else {}
+    settled = 0
+    for row, txns in hands:
+        _, differences = check_hand(row, txns, replayer, moves.get(row.id, 0))
+        if differences:
+            result.mismatches.append(HandMismatch(row.id, tuple(differences)))
+        settled += row.status == SETTLED
+    result.settled += settled
+    result.awaiting_decision += len(rows) - settled
+    result.hands_checked += len(rows)
 
 
 @dataclass(frozen=True, slots=True)
@@ -665,12 +761,15 @@ def audit_one_hand(
 
 
 @contextmanager
-def read_snapshot(engine: Engine) -> Iterator[Connection]:
+def read_snapshot(engine: Engine, snapshot: str | None = None) -> Iterator[Connection]:
     """A read-only connection that sees one consistent state of the whole database.
 
-    PostgreSQL: REPEATABLE READ, so hands and ledger rows read minutes apart still agree.
+    PostgreSQL: REPEATABLE READ, so hands and ledger rows read minutes apart still agree;
+    with `snapshot` (an id from `export_snapshot`), exactly the state another transaction
+    sees, so parallel workers read what their coordinator reads.
     SQLite: a DEFERRED transaction (WAL gives it a snapshot) rather than the engine's
-    default BEGIN IMMEDIATE, so a long audit never holds the write lock.
+    default BEGIN IMMEDIATE, so a long audit never holds the write lock. SQLite cannot share
+    a snapshot between connections: `snapshot` must be None there.
     """
     with engine.connect() as connection:
         if engine.dialect.name == "postgresql":
@@ -679,6 +778,27 @@ def read_snapshot(engine: Engine) -> Iterator[Connection]:
             connection = connection.execution_options(sqlite_begin="DEFERRED")
         with connection.begin() as transaction:
             try:
+                if snapshot is not None:
+                    _import_snapshot(connection, snapshot)
                 yield connection
             finally:
                 transaction.rollback()
+
+
+def export_snapshot(connection: Connection) -> str | None:
+    """PostgreSQL: an id other connections can adopt (`read_snapshot(engine, id)`) for as long
+    as this transaction stays open. None on SQLite, which has no such thing."""
+    if connection.dialect.name != "postgresql":
+        return None
+    return str(connection.execute(text("SELECT pg_export_snapshot()")).scalar_one())
+
+
+_SNAPSHOT_ID = re.compile(r"[0-9A-Fa-f-]+")
+
+
+def _import_snapshot(connection: Connection, snapshot: str) -> None:
+    # A utility statement takes no bound parameters; the id (hex digits and dashes, as
+    # PostgreSQL exports them) is checked before it is written into the statement.
+    if not _SNAPSHOT_ID.fullmatch(snapshot):
+        raise ValueError("not a PostgreSQL snapshot id")
+    connection.execute(text(f"SET TRANSACTION SNAPSHOT '{snapshot}'"))

@@ -34,7 +34,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from api.db.models import HandRecord, SeedPair
-from api.services.audit import HandAuditResult, audit_hands, connection_of
+from api.services.audit import HandAuditResult, connection_of
+from api.services.audit_parallel import CHUNK, audit_hands_parallel
 from api.services.hand_ledger import HAND_KINDS, REFERENCE_PREFIX
 from casino.hand import HandStatus
 from ledger.schema import accounts, transactions
@@ -442,6 +443,11 @@ def audit_period(
     end: datetime | None,
     on_hands: Callable[[int], None] | None = None,
     on_ledger: Callable[[int], None] | None = None,
+    *,
+    jobs: int = 1,
+    chunk: int = CHUNK,
 ) -> PeriodAudit:
-    hands = audit_hands(connection, start, end, on_hands)
+    """Every hand of [start, end) replayed (by up to `jobs` processes, `chunk` hands at a
+    time; 1: in this process), then the whole-ledger checks, here, in the same snapshot."""
+    hands = audit_hands_parallel(connection, start, end, on_hands, jobs=jobs, chunk=chunk)
     return PeriodAudit(start, end, hands, audit_ledger(connection, on_ledger))

@@ -5,6 +5,7 @@ otherwise its figures must be reported unavailable (null), not crash the run.
 """
 
 import json
+import math
 import os
 from numbers import Real
 from typing import Any
@@ -99,6 +100,26 @@ def test_audit_ledger_and_simulation_figures_are_reported(document: dict[str, An
     assert _is_number(document["ledger"]["sqlite"]["postings_per_second"])
     assert _is_number(document["simulation"]["hands_per_second"])
     assert {goal["goal"] for goal in document["goals"]} >= {"audit_hands_per_second"}
+
+
+@pytest.mark.slow
+def test_the_parallel_audit_is_measured_at_every_size_and_the_goal_names_the_best(
+    document: dict[str, Any],
+) -> None:
+    audit = document["audit"]
+    assert audit["jobs"] == os.cpu_count()
+    for point in audit["sizes"].values():
+        assert point["mismatches_parallel"] == 0
+        assert _is_number(point["hands_per_second_parallel"])
+        assert _is_number(point["seconds_parallel_cold"])
+        # The tiny plan's chunks are small enough that several make up each size.
+        assert point["jobs"] == min(audit["jobs"], math.ceil(point["hands"] / audit["chunk"]))
+    (goal,) = [g for g in document["goals"] if g["goal"] == "audit_hands_per_second"]
+    largest = audit["sizes"]["100"]
+    assert goal["measured"] == max(
+        largest["hands_per_second"], largest["hands_per_second_parallel"]
+    )
+    assert goal["detail"].endswith("at 100 hands")
 
 
 @pytest.mark.slow
