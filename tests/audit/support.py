@@ -83,6 +83,22 @@ def play_settled(
     return hand
 
 
+def stake_wallet_entry(engine: Engine, hand_id: int) -> tuple[int, int]:
+    """The hand's stake transaction id and the id of its wallet entry: a tamper target."""
+    with engine.connect() as connection:
+        txn_id, entry_id = connection.execute(
+            select(transactions.c.id, entries.c.id)
+            .join(entries, entries.c.transaction_id == transactions.c.id)
+            .join(accounts, accounts.c.id == entries.c.account_id)
+            .where(
+                transactions.c.reference == f"hand:{hand_id}",
+                transactions.c.kind == "stake",
+                accounts.c.code.like("wallet:%"),
+            )
+        ).one()
+    return int(txn_id), int(entry_id)
+
+
 def drop_ledger_triggers(engine: Engine) -> None:
     """Remove the ledger's immutability triggers, as an attacker with raw SQL access would."""
     with engine.begin() as connection:

@@ -14,12 +14,12 @@ from api.cli import main
 from api.db.database import Database
 from api.services.audit import HandAuditResult, audit_hands, hands_table, read_snapshot
 from api.services.audit_parallel import audit_hands_parallel
-from ledger.schema import accounts, entries, transactions
 from tests.audit.support import (
     drop_ledger_triggers,
     execute,
     new_player,
     play_settled,
+    stake_wallet_entry,
     use_database,
 )
 
@@ -45,22 +45,6 @@ def _serial_and_parallel(
     return serial, parallel
 
 
-def _stake_wallet_entry(database: Database, hand_id: int) -> int:
-    with database.engine.connect() as connection:
-        return int(
-            connection.execute(
-                select(entries.c.id)
-                .join(transactions, transactions.c.id == entries.c.transaction_id)
-                .join(accounts, accounts.c.id == entries.c.account_id)
-                .where(
-                    transactions.c.reference == f"hand:{hand_id}",
-                    transactions.c.kind == "stake",
-                    accounts.c.code.like("wallet:%"),
-                )
-            ).scalar_one()
-        )
-
-
 @pytest.mark.usefixtures("played")
 def test_parallel_audit_of_clean_data_equals_the_serial_audit(database: Database) -> None:
     serial, parallel = _serial_and_parallel(database)
@@ -84,7 +68,7 @@ def test_parallel_audit_names_tampered_hands_exactly_as_the_serial_audit(
     execute(
         database.engine,
         "UPDATE ledger_entries SET amount = amount + 100 WHERE id = :id",
-        id=_stake_wallet_entry(database, entry.id),
+        id=stake_wallet_entry(database.engine, entry.id)[1],
     )
     serial, parallel = _serial_and_parallel(database)
     assert [m.hand_id for m in parallel.mismatches] == [card.id, amount.id, entry.id]

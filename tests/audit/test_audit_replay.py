@@ -6,13 +6,11 @@ from typing import Any
 
 import pytest
 from freezegun import freeze_time
-from sqlalchemy import select
 
 from api.cli import main
 from api.db.database import Database
 from api.services.audit import audit_hands, read_snapshot
 from api.services.audit_ledger import audit_ledger
-from ledger.schema import accounts, entries, transactions
 from tests.audit.support import (
     Caller,
     drop_ledger_triggers,
@@ -20,6 +18,7 @@ from tests.audit.support import (
     hand_transaction_ids,
     new_player,
     play_settled,
+    stake_wallet_entry,
     token,
     use_database,
 )
@@ -246,17 +245,7 @@ def test_a_changed_ledger_entry_amount_is_caught_naming_hand_and_row(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     hand = played["settled"][3]
-    with database.engine.connect() as connection:
-        txn_id, entry_id = connection.execute(
-            select(transactions.c.id, entries.c.id)
-            .join(entries, entries.c.transaction_id == transactions.c.id)
-            .join(accounts, accounts.c.id == entries.c.account_id)
-            .where(
-                transactions.c.reference == f"hand:{hand.id}",
-                transactions.c.kind == "stake",
-                accounts.c.code.like("wallet:%"),
-            )
-        ).one()
+    txn_id, entry_id = stake_wallet_entry(database.engine, hand.id)
     drop_ledger_triggers(database.engine)
     execute(
         database.engine,
