@@ -99,20 +99,6 @@ def stake_wallet_entry(engine: Engine, hand_id: int) -> tuple[int, int]:
     return int(txn_id), int(entry_id)
 
 
-def drop_ledger_triggers(engine: Engine) -> None:
-    """Remove the ledger's immutability triggers, as an attacker with raw SQL access would."""
-    with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            for function in ("ledger_refuse_change", "ledger_chain_head_to_newest"):
-                connection.execute(text(f"DROP FUNCTION IF EXISTS {function}() CASCADE"))
-            return
-        names = connection.execute(
-            text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'ledger_%'")
-        ).scalars()
-        for name in list(names):
-            connection.execute(text(f"DROP TRIGGER {name}"))
-
-
 def rechain_ledger(engine: Engine) -> None:
     """Renumber, re-hash and re-balance the whole ledger after rows were removed: what an
     attacker with raw SQL access and the (published) hashing rule does to hide a deletion."""

@@ -15,13 +15,13 @@ from api.db.database import Database
 from api.services.audit import HandAuditResult, audit_hands, hands_table, read_snapshot
 from api.services.audit_parallel import audit_hands_parallel
 from tests.audit.support import (
-    drop_ledger_triggers,
     execute,
     new_player,
     play_settled,
     stake_wallet_entry,
     use_database,
 )
+from tests.ledger.tampering import drop_ledger_triggers
 
 # Hands per chunk: the `played` day (some 70 hands) makes several chunks for two workers.
 CHUNK = 10

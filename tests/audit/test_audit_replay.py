@@ -13,7 +13,6 @@ from api.services.audit import audit_hands, read_snapshot
 from api.services.audit_ledger import audit_ledger
 from tests.audit.support import (
     Caller,
-    drop_ledger_triggers,
     execute,
     hand_transaction_ids,
     new_player,
@@ -22,6 +21,7 @@ from tests.audit.support import (
     token,
     use_database,
 )
+from tests.ledger.tampering import drop_ledger_triggers
 
 
 def _cli_audit(

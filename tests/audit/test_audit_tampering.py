@@ -19,13 +19,13 @@ from api.services.audit_ledger import audit_ledger
 from ledger.schema import transactions
 from tests.audit.support import (
     Caller,
-    drop_ledger_triggers,
     execute,
     hand_transaction_ids,
     new_player,
     rechain_ledger,
     use_database,
 )
+from tests.ledger.tampering import drop_ledger_triggers
 
 hands_table = HandRecord.__table__
 

@@ -13,6 +13,7 @@ from ledger import chart
 from ledger.model import PostedTransaction, TransactionRequest, Transfer
 from ledger.posting import open_account, post
 from ledger.verify import verify_ledger
+from tests.ledger.tampering import drop_ledger_triggers
 
 Deposit = Callable[[str, int], PostedTransaction]
 WALLET = chart.wallet("p1", "USD").code
@@ -75,22 +76,9 @@ def test_truncate_is_refused_on_postgresql(engine: Engine) -> None:
             connection.execute(text(f"TRUNCATE {table} CASCADE"))
 
 
-def _drop_triggers(engine: Engine) -> None:
-    with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            for function in ("ledger_refuse_change", "ledger_chain_head_to_newest"):
-                connection.execute(text(f"DROP FUNCTION IF EXISTS {function}() CASCADE"))
-            return
-        names = connection.execute(
-            text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'ledger_%'")
-        ).scalars()
-        for name in list(names):
-            connection.execute(text(f"DROP TRIGGER {name}"))
-
-
 def _tamper(engine: Engine, statement: str, **params: object) -> set[tuple[str, str, int | None]]:
     """Run `statement` with the triggers gone; what the verifier reports, as triples."""
-    _drop_triggers(engine)
+    drop_ledger_triggers(engine)
     with engine.begin() as connection:
         connection.execute(text(statement), params)
     with Session(engine) as session:
@@ -129,7 +117,7 @@ def test_verifier_catches_a_deleted_transaction(
     engine: Engine, three: list[PostedTransaction]
 ) -> None:
     target, following = three[1], three[2]
-    _drop_triggers(engine)
+    drop_ledger_triggers(engine)
     with engine.begin() as connection:
         connection.execute(
             text("DELETE FROM ledger_entries WHERE transaction_id = :id"), {"id": target.id}
@@ -144,7 +132,7 @@ def test_verifier_catches_a_deleted_last_transaction_by_the_chain_head(
     engine: Engine, three: list[PostedTransaction]
 ) -> None:
     target = three[2]
-    _drop_triggers(engine)
+    drop_ledger_triggers(engine)
     with engine.begin() as connection:
         connection.execute(
             text("DELETE FROM ledger_entries WHERE transaction_id = :id"), {"id": target.id}
