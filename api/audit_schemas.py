@@ -110,14 +110,21 @@ class IntegrityProblem(ResponseBody):
 
 
 class ChainHead(ResponseBody):
-    seq: int
-    hash: str
+    chain: int = Field(description="The chain's number, 1 to 16.")
+    seq: int = Field(
+        description="Its newest transaction's seq (chain 1's last before the chains "
+        "began, for a chain with none yet)."
+    )
+    hash: str = Field(description="That transaction's hash; the genesis hash for an empty chain.")
 
 
 class HashChainSection(ResponseBody):
     ok: bool
     transactions_checked: int
-    head: ChainHead
+    heads: list[ChainHead] = Field(
+        description="Every chain's head: file them outside the database, so that the next audit "
+        "can show each chain still contains them."
+    )
     problems: list[IntegrityProblem]
 
 

@@ -21,9 +21,17 @@ def held(player_id: str, currency: str) -> AccountSpec:
     return AccountSpec(f"held:{player_id}:{currency}", currency, Side.CREDIT, min_balance=0)
 
 
-def house(currency: str) -> AccountSpec:
-    """The house's result: credited when it wins, debited when it pays; no limit."""
-    return AccountSpec(f"house:{currency}", currency, Side.CREDIT)
+def house(currency: str, chain: int = 1) -> AccountSpec:
+    """The house's result on one hash chain: credited when it wins, debited when it pays;
+    no limit.
+
+    One account per chain (ledger.chains), because every hand moves the house's money: a
+    single house row would serialise every hand however the chains are split. The house's
+    result is the sum over its chains. Chain 1's keeps the code it had when there was one
+    chain, `house:<currency>`; chain n's is `house:<n>:<currency>`.
+    """
+    code = f"house:{currency}" if chain == 1 else f"house:{chain}:{currency}"
+    return AccountSpec(code, currency, Side.CREDIT)
 
 
 def cashier(currency: str) -> AccountSpec:

@@ -104,3 +104,4 @@ class PostedTransaction:
     hash: str
     replayed: bool = False
     idempotency_key: str = ""
+    chain: int = 1

@@ -20,6 +20,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from ledger.chain import canonical_json, request_fingerprint, transaction_hash
+from ledger.chains import CHAINS, is_chain, next_seq
 from ledger.errors import (
     AccountConflict,
     CurrencyMismatch,
@@ -69,15 +70,18 @@ _TAKE_BACK_BALANCE = (
     .values(balance=accounts.c.balance - bindparam("delta"))
 )
 _LOCK_CHAIN_HEAD = (
-    select(chain_head.c.seq, chain_head.c.hash).where(chain_head.c.id == 1).with_for_update()
+    select(chain_head.c.seq, chain_head.c.hash)
+    .where(chain_head.c.id == bindparam("chain"))
+    .with_for_update()
 )
 _MOVE_CHAIN_HEAD = (
     update(chain_head)
-    .where(chain_head.c.id == 1)
+    .where(chain_head.c.id == bindparam("chain"))
     .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
 )
-# Keys are checked while the chain head is locked, so the inserts cannot collide; the
-# transactions of a batch go in one multi-row INSERT.
+# Keys are checked while the chain's head is locked, so the inserts cannot collide with a
+# posting of the same keys on the same chain; the transactions of a batch go in one
+# multi-row INSERT.
 _INSERT_TRANSACTIONS = insert(transactions).returning(transactions.c.seq, transactions.c.id)
 _INSERT_ENTRIES = insert(entries)
 _AccountRow = Row[int, str, str, str]  # id, code, currency, side
@@ -173,19 +177,28 @@ def lock_accounts(session: Session, codes: Iterable[str]) -> dict[str, int]:
 
 
 def post(
-    session: Session, request: TransactionRequest, *, now: datetime | None = None
+    session: Session,
+    request: TransactionRequest,
+    *,
+    chain: int = 1,
+    now: datetime | None = None,
 ) -> PostedTransaction:
-    """Post all of the request's transfers atomically, inside the caller's transaction.
+    """Post all of the request's transfers atomically, inside the caller's transaction,
+    as the next link of `chain` (see ledger.chains: callers pick it with `chain_for`).
 
     The same idempotency key with the same content returns the original transaction with
     `replayed=True` and moves nothing; with different content it raises
     IdempotencyConflict. A refused request leaves every balance as it was.
     """
-    return post_all(session, [request], now=now)[0]
+    return post_all(session, [request], chain=chain, now=now)[0]
 
 
 def post_all(
-    session: Session, requests: Sequence[TransactionRequest], *, now: datetime | None = None
+    session: Session,
+    requests: Sequence[TransactionRequest],
+    *,
+    chain: int = 1,
+    now: datetime | None = None,
 ) -> list[PostedTransaction]:
     """Post several transactions, in order, as one unit: all of them or none.
 
@@ -197,8 +210,13 @@ def post_all(
 
     If every key was posted before with the same content, the originals come back with
     `replayed=True`; a batch only partly posted before is refused (InvalidTransaction).
+    A key is unique in the whole ledger: reusing one on another chain is refused by the
+    database, not replayed, so a caller must keep a key's chain (the casino's follows the
+    player).
     """
-    return _post_pending(session.connection(), [_pending(r) for r in requests], _now(now))
+    return _post_pending(
+        session.connection(), [_pending(r) for r in requests], _chain(chain), _now(now)
+    )
 
 
 def reverse(
@@ -212,7 +230,8 @@ def reverse(
 
     The original stays untouched: the ledger is append-only. The reversal's reference is
     `reversal:<original id>` and its metadata names the original. A transaction can be
-    reversed once; retrying with the same idempotency key replays the reversal.
+    reversed once; retrying with the same idempotency key replays the reversal. It is posted
+    on the original's chain, where the same accounts move.
     """
     original = get_transaction(session, transaction_id)
     reference = f"reversal:{original.id}"
@@ -235,7 +254,7 @@ def reverse(
         legs=tuple((entry.account, -entry.amount) for entry in original.entries),
         pairs=(),
     )
-    return _post_pending(session.connection(), [reversal], _now(now))[0]
+    return _post_pending(session.connection(), [reversal], original.chain, _now(now))[0]
 
 
 def get_transaction(session: Session, transaction_id: int) -> PostedTransaction:
@@ -275,6 +294,7 @@ def _posted_from_row(connection: Connection, row: Row[Any], *, replayed: bool) -
         hash=row.hash,
         replayed=replayed,
         idempotency_key=row.idempotency_key,
+        chain=row.chain,
     )
 
 
@@ -382,8 +402,14 @@ def _validated_accounts(
     return by_code
 
 
+def _chain(chain: int) -> int:
+    if not is_chain(chain):
+        raise InvalidTransaction(f"there is no chain {chain!r}: chains are 1 to {CHAINS}")
+    return chain
+
+
 def _post_pending(
-    connection: Connection, pendings: Sequence[_Pending], posted_at: datetime
+    connection: Connection, pendings: Sequence[_Pending], chain: int, posted_at: datetime
 ) -> list[PostedTransaction]:
     by_code = _validated_accounts(connection, pendings)
     applied: list[_BalanceMove] = []
@@ -404,14 +430,24 @@ def _post_pending(
             return _replays(connection, pendings, found)
         applied.append(move)
 
-    # The chain head is locked last, so that postings serialise only for the inserts. While
-    # it is held no other posting can insert, so keys absent now stay absent until commit.
-    head = connection.execute(_LOCK_CHAIN_HEAD).one()
+    # The chain head is locked last, so that postings on a chain serialise only for the
+    # inserts. While it is held no other posting on the chain can insert, so keys absent
+    # now stay absent until commit.
+    head = connection.execute(_LOCK_CHAIN_HEAD, {"chain": chain}).one()
     found = _posted_before(connection, pendings)
     if found:
         _undo(connection, applied)
         return _replays(connection, pendings, found)
-    return _insert(connection, pendings, by_code, posted_at, int(head.seq), head.hash)
+    return _insert(connection, pendings, by_code, posted_at, _Link(chain, int(head.seq), head.hash))
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """A chain's newest link: where the next transaction attaches."""
+
+    chain: int
+    seq: int
+    hash: str
 
 
 def _insert(
@@ -419,15 +455,14 @@ def _insert(
     pendings: Sequence[_Pending],
     by_code: Mapping[str, _AccountRow],
     posted_at: datetime,
-    head_seq: int,
-    head_hash: str,
+    head: _Link,
 ) -> list[PostedTransaction]:
-    """Append the batch to the hash chain: one insert per table, one chain-head update."""
-    seq, prev_hash = head_seq, head_hash
+    """Append the batch to its hash chain: one insert per table, one chain-head update."""
+    seq, prev_hash = head.seq, head.hash
     rows: list[dict[str, Any]] = []
     posted_entries: list[tuple[Entry, ...]] = []
     for pending in pendings:
-        seq += 1
+        seq = next_seq(head.chain, seq)
         legs = tuple(Entry(code, by_code[code].currency, amount) for code, amount in pending.legs)
         digest = transaction_hash(
             seq=seq,
@@ -442,6 +477,7 @@ def _insert(
         rows.append(
             {
                 "seq": seq,
+                "chain": head.chain,
                 "kind": pending.kind,
                 "reference": pending.reference,
                 "idempotency_key": pending.idempotency_key,
@@ -471,7 +507,9 @@ def _insert(
             for entry in legs
         ],
     )
-    connection.execute(_MOVE_CHAIN_HEAD, {"new_seq": seq, "new_hash": prev_hash})
+    connection.execute(
+        _MOVE_CHAIN_HEAD, {"chain": head.chain, "new_seq": seq, "new_hash": prev_hash}
+    )
     return [
         PostedTransaction(
             id=transaction_id,
@@ -484,6 +522,7 @@ def _insert(
             hash=row["hash"],
             replayed=False,
             idempotency_key=pending.idempotency_key,
+            chain=head.chain,
         )
         for transaction_id, row, pending, legs in zip(
             ids, rows, pendings, posted_entries, strict=True

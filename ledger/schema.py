@@ -21,6 +21,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from ledger.chains import CHAINS
+
 GENESIS_HASH = "0" * 64
 
 NAMING_CONVENTION = {
@@ -89,10 +91,16 @@ class LedgerTransaction(LedgerBase):
     """A posted transaction, a link of the hash chain. Append-only."""
 
     __tablename__ = "ledger_transactions"
-    __table_args__ = (CheckConstraint("seq >= 1", name="seq_positive"),)
+    __table_args__ = (
+        CheckConstraint("seq >= 1", name="seq_positive"),
+        # A chain's links in order: the verifier's walk and the chain head's trigger.
+        Index("ix_ledger_transactions_chain_seq", "chain", "seq"),
+    )
 
     id: Mapped[int] = mapped_column(Id, primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger, unique=True)
+    # Which hash chain the transaction is a link of (ledger.chains); 1 before there were several.
+    chain: Mapped[int] = mapped_column(Integer, server_default="1")
     kind: Mapped[str] = mapped_column(String(64))
     reference: Mapped[str | None] = mapped_column(String(255), index=True)
     idempotency_key: Mapped[str] = mapped_column(String(255), unique=True)
@@ -124,10 +132,11 @@ class LedgerEntry(LedgerBase):
 
 
 class LedgerChainHead(LedgerBase):
-    """The single row holding the newest link of the hash chain; posting locks it last."""
+    """One row per hash chain (id = chain number) holding its newest link; posting locks
+    its chain's row last."""
 
     __tablename__ = "ledger_chain_head"
-    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+    __table_args__ = (CheckConstraint(f"id BETWEEN 1 AND {CHAINS}", name="chain_number"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     seq: Mapped[int] = mapped_column(BigInteger)

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
 
 from ledger.chain import transaction_hash
+from ledger.chains import follows, next_seq
 from ledger.schema import GENESIS_HASH, accounts, chain_head, entries, transactions
 
 BATCH = 1000
@@ -33,14 +34,23 @@ class LedgerProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class ChainHead:
+    """A chain's newest link as its head row names it: what an auditor files outside the
+    database, so that a later audit can tell the chain was not rewritten before it."""
+
+    chain: int
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
 class LedgerReport:
     problems: tuple[LedgerProblem, ...]
     transactions_checked: int
     entries_checked: int
     accounts_checked: int
     trial_balance: dict[str, int]
-    head_seq: int
-    head_hash: str
+    heads: tuple[ChainHead, ...]
     chain_ok: bool = field(default=True)
 
     @property
@@ -54,7 +64,7 @@ class LedgerReport:
             "entries_checked": self.entries_checked,
             "accounts_checked": self.accounts_checked,
             "trial_balance": dict(self.trial_balance),
-            "head": {"seq": self.head_seq, "hash": self.head_hash},
+            "heads": [asdict(head) for head in self.heads],
             "chain_ok": self.chain_ok,
             "problems": [asdict(problem) for problem in self.problems],
         }
@@ -65,10 +75,11 @@ def verify_ledger(
     *,
     on_progress: Callable[[int], None] | None = None,
 ) -> LedgerReport:
-    """Check the hash chain, the trial balance and every stored balance.
+    """Check every hash chain, the trial balance and every stored balance.
 
-    Rows are streamed (server-side cursor on PostgreSQL), so memory does not grow with
-    the ledger. `on_progress` is called with the number of transactions checked so far.
+    Rows are streamed (server-side cursor on PostgreSQL), chain after chain, so memory does
+    not grow with the ledger. `on_progress` is called with the number of transactions
+    checked so far.
     """
     connection = (
         session_or_connection.connection()
@@ -77,63 +88,23 @@ def verify_ledger(
     )
     problems: list[LedgerProblem] = []
     trial_balance: dict[str, int] = defaultdict(int)
-
-    head = connection.execute(
-        select(chain_head.c.seq, chain_head.c.hash).where(chain_head.c.id == 1)
-    ).first()
-    head_seq, head_hash = (int(head.seq), head.hash) if head else (0, GENESIS_HASH)
-    if head is None:
-        problems.append(LedgerProblem("ledger_chain_head", 1, "head_missing", "no chain head"))
+    heads = tuple(
+        ChainHead(int(row.id), int(row.seq), row.hash)
+        for row in connection.execute(
+            select(chain_head.c.id, chain_head.c.seq, chain_head.c.hash).order_by(chain_head.c.id)
+        )
+    )
+    walk = _ChainWalk({head.chain: head for head in heads}, problems)
+    if not heads:
+        problems.append(LedgerProblem("ledger_chain_head", None, "head_missing", "no chain head"))
 
     checked = 0
     entries_checked = 0
-    chain_ok = True
-    expected_seq = 1
-    prev_hash = GENESIS_HASH
     for txn, legs in _stream_transactions(connection):
         checked += 1
         entries_checked += len(legs)
-        seq = int(txn["seq"])
-        where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": seq}
-        if seq != expected_seq:
-            chain_ok = False
-            problems.append(
-                LedgerProblem(
-                    code="seq_gap",
-                    detail=f"expected seq {expected_seq}, found {seq}: "
-                    "transactions are missing or were inserted",
-                    **where,
-                )
-            )
-        if txn["prev_hash"] != prev_hash:
-            chain_ok = False
-            problems.append(
-                LedgerProblem(
-                    code="prev_hash_mismatch",
-                    detail="prev_hash does not match the hash of the preceding transaction",
-                    **where,
-                )
-            )
-        recomputed = transaction_hash(
-            seq=seq,
-            kind=txn["kind"],
-            reference=txn["reference"],
-            idempotency_key=txn["idempotency_key"],
-            metadata=txn["metadata"] or {},
-            posted_at=txn["posted_at"],
-            entries=((code, currency, amount) for code, currency, amount, _ in legs),
-            prev_hash=txn["prev_hash"],
-        )
-        if recomputed != txn["hash"]:
-            chain_ok = False
-            problems.append(
-                LedgerProblem(
-                    code="hash_mismatch",
-                    detail="stored hash does not match the transaction's content: "
-                    "it or its entries were altered",
-                    **where,
-                )
-            )
+        walk.link(txn, legs)
+        where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": int(txn["seq"])}
         if not legs:
             problems.append(
                 LedgerProblem(code="no_entries", detail="transaction has no entries", **where)
@@ -159,25 +130,11 @@ def verify_ledger(
                     **where,
                 )
             )
-        prev_hash = txn["hash"]
-        expected_seq = seq + 1
         if on_progress is not None and checked % BATCH == 0:
             on_progress(checked)
     if on_progress is not None:
         on_progress(checked)
-
-    if head is not None and (head_seq != expected_seq - 1 or head_hash != prev_hash):
-        chain_ok = False
-        problems.append(
-            LedgerProblem(
-                "ledger_chain_head",
-                1,
-                "head_mismatch",
-                f"chain head is seq {head_seq} but the last transaction is seq "
-                f"{expected_seq - 1}: transactions were deleted or the head altered",
-                seq=head_seq,
-            )
-        )
+    walk.finish()
 
     orphans = connection.execute(
         select(func.count())
@@ -242,9 +199,8 @@ def verify_ledger(
         entries_checked=entries_checked,
         accounts_checked=accounts_checked,
         trial_balance=dict(trial_balance),
-        head_seq=head_seq,
-        head_hash=head_hash,
-        chain_ok=chain_ok,
+        heads=heads,
+        chain_ok=walk.ok,
     )
 
 
@@ -254,10 +210,12 @@ _Leg = tuple[str, str, int, str]
 def _stream_transactions(
     connection: Connection,
 ) -> Iterator[tuple[dict[str, Any], list[_Leg]]]:
-    """Transactions in seq order, each with its entries, from one streamed join."""
+    """Transactions chain by chain, each in seq order, with their entries, from one
+    streamed join."""
     statement = (
         select(
             transactions.c.id,
+            transactions.c.chain,
             transactions.c.seq,
             transactions.c.kind,
             transactions.c.reference,
@@ -276,7 +234,7 @@ def _stream_transactions(
                 entries, entries.c.transaction_id == transactions.c.id
             ).outerjoin(accounts, accounts.c.id == entries.c.account_id)
         )
-        .order_by(transactions.c.seq, entries.c.id)
+        .order_by(transactions.c.chain, transactions.c.seq, entries.c.id)
         .execution_options(yield_per=BATCH)
     )
     current: dict[str, Any] | None = None
@@ -287,6 +245,7 @@ def _stream_transactions(
                 yield current, legs
             current = {
                 "id": row.id,
+                "chain": row.chain,
                 "seq": row.seq,
                 "kind": row.kind,
                 "reference": row.reference,
@@ -301,3 +260,104 @@ def _stream_transactions(
             legs.append((row.code, row.entry_currency, int(row.amount), row.account_currency))
     if current is not None:
         yield current, legs
+
+
+class _ChainWalk:
+    """The hash-chain checks, fed one transaction at a time in (chain, seq) order: each
+    link's number, its `prev_hash` and its own hash, then each chain's head."""
+
+    def __init__(self, heads: dict[int, ChainHead], problems: list[LedgerProblem]) -> None:
+        self._heads = heads
+        self._problems = problems
+        self._chain: int | None = None
+        self._seq: int | None = None
+        self._hash = GENESIS_HASH
+        self._walked: set[int] = set()
+        self.ok = True
+
+    def link(self, txn: dict[str, Any], legs: list[_Leg]) -> None:
+        chain, seq = int(txn["chain"]), int(txn["seq"])
+        if chain != self._chain:
+            self._end_chain()
+            self._chain, self._seq, self._hash = chain, None, GENESIS_HASH
+            self._walked.add(chain)
+            if chain not in self._heads:
+                self._fail(
+                    LedgerProblem(
+                        "ledger_chain_head", chain, "head_missing", f"chain {chain} has no head"
+                    )
+                )
+        where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": seq}
+        if self._seq is not None and not follows(chain, self._seq, seq):
+            self._fail(
+                LedgerProblem(
+                    code="seq_gap",
+                    detail=f"chain {chain}: expected seq {next_seq(chain, self._seq)} after "
+                    f"{self._seq}, found {seq}: transactions are missing or were inserted",
+                    **where,
+                )
+            )
+        if txn["prev_hash"] != self._hash:
+            self._fail(
+                LedgerProblem(
+                    code="prev_hash_mismatch",
+                    detail="prev_hash does not match the hash of the preceding transaction "
+                    f"of chain {chain}",
+                    **where,
+                )
+            )
+        recomputed = transaction_hash(
+            seq=seq,
+            kind=txn["kind"],
+            reference=txn["reference"],
+            idempotency_key=txn["idempotency_key"],
+            metadata=txn["metadata"] or {},
+            posted_at=txn["posted_at"],
+            entries=((code, currency, amount) for code, currency, amount, _ in legs),
+            prev_hash=txn["prev_hash"],
+        )
+        if recomputed != txn["hash"]:
+            self._fail(
+                LedgerProblem(
+                    code="hash_mismatch",
+                    detail="stored hash does not match the transaction's content: "
+                    "it or its entries were altered",
+                    **where,
+                )
+            )
+        self._seq, self._hash = seq, txn["hash"]
+
+    def finish(self) -> None:
+        """The last chain's head, then the heads of chains with no transaction at all."""
+        self._end_chain()
+        for head in self._heads.values():
+            if head.chain not in self._walked and head.hash != GENESIS_HASH:
+                self._fail(
+                    LedgerProblem(
+                        "ledger_chain_head",
+                        head.chain,
+                        "head_mismatch",
+                        f"chain {head.chain}'s head names seq {head.seq} but the chain has no "
+                        "transaction left: they were deleted or the head altered",
+                        seq=head.seq,
+                    )
+                )
+
+    def _end_chain(self) -> None:
+        head = self._heads.get(self._chain) if self._chain is not None else None
+        if head is None or (head.seq, head.hash) == (self._seq, self._hash):
+            return
+        self._fail(
+            LedgerProblem(
+                "ledger_chain_head",
+                head.chain,
+                "head_mismatch",
+                f"chain {head.chain}'s head is seq {head.seq} but its last transaction is seq "
+                f"{self._seq}: transactions were deleted or the head altered",
+                seq=head.seq,
+            )
+        )
+
+    def _fail(self, problem: LedgerProblem) -> None:
+        self.ok = False
+        self._problems.append(problem)

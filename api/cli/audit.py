@@ -183,11 +183,9 @@ def _print_summary(result: PeriodAudit) -> None:
             f"  held {held['currency']}: {held['held']} for {held['unsettled_hands']} "
             f"unsettled hands staking {held['unsettled_stakes']}\n"
         )
-    head = ledger["hash_chain"]["head"]
-    out(
-        f"  chain head: seq {head['seq']} hash {head['hash']}"
-        " (file it outside the database; the next audit must still contain it)\n"
-    )
+    out("  chain heads (file them outside the database; the next audit must still contain them):\n")
+    for head in ledger["hash_chain"]["heads"]:
+        out(f"    chain {head['chain']}: seq {head['seq']} hash {head['hash']}\n")
     out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
 
 

@@ -59,6 +59,7 @@ from casino.fairness import HandSeeds, server_seed_hash
 from casino.hand import Action, Hand, HandStatus, Outcome, play
 from casino.rules import TableRules
 from ledger import chart
+from ledger.chains import follows
 
 BATCH = 2000
 DECIDED_BY = ("player", "timeout")
@@ -369,13 +370,14 @@ def _check_time(
 
 
 @cache
-def _hand_account_codes(player_id: int, currency: str) -> tuple[str, str, str]:
-    """Wallet, held and house codes of a player's hands (cached: the audit's hot loop)."""
+def _hand_account_codes(player_id: int, currency: str, chain: int) -> tuple[str, str, str]:
+    """Wallet, held and house codes of a player's hands, the house's of the chain the hand
+    settled on (cached: the audit's hot loop)."""
     key = str(player_id)
     return (
         chart.wallet(key, currency).code,
         chart.held(key, currency).code,
-        chart.house(currency).code,
+        chart.house(currency, chain).code,
     )
 
 
@@ -519,7 +521,9 @@ def _check_ledger(
     """Exactly one stake, one raise if the derived hand raised, one settlement if it settled,
     each moving exactly the derived amounts (netted per account, zero legs left out); no
     transaction of any other kind."""
-    wallet, held, house = _hand_account_codes(row.player_id, row.currency)
+    settlements = kinds.get("settlement")
+    chain = settlements[0].chain if settlements else 1
+    wallet, held, house = _hand_account_codes(row.player_id, row.currency, chain)
     staked = stake + raise_amount
     _check_kind("stake", kinds.get("stake"), {wallet: stake, held: -stake}, add)
     raised = {wallet: raise_amount, held: -raise_amount} if raise_amount else None
@@ -551,22 +555,32 @@ def _check_kind(
 
 def ledger_window(row: HandRow, txns: Sequence[LedgerTxn]) -> WalletWindow | None:
     """The stake-to-settlement window of a settled hand, when something else can be in it:
-    None when the chain positions between stake and settlement are all the hand's own."""
+    None when the hand's own transactions follow each other link by link in one chain."""
     stakes = [t for t in txns if t.kind == "stake"]
     settlements = [t for t in txns if t.kind == "settlement"]
     if len(stakes) != 1 or len(settlements) != 1:
         return None
     stake, settlement = stakes[0], settlements[0]
-    own_between = sum(1 for t in txns if stake.seq < t.seq < settlement.seq)
-    if settlement.seq - stake.seq - 1 <= own_between:
+    if _links_in_a_row(stake, settlement, txns):
         return None
     return WalletWindow(
         key=row.id,
-        wallet=_hand_account_codes(row.player_id, row.currency)[0],
+        wallet=_hand_account_codes(row.player_id, row.currency, settlement.chain)[0],
         after_txn_id=stake.id,
         before_txn_id=settlement.id,
         own_reference=reference(row.id),
     )
+
+
+def _links_in_a_row(first: LedgerTxn, last: LedgerTxn, txns: Sequence[LedgerTxn]) -> bool:
+    """Whether `first`, the hand's transactions between, and `last` are consecutive links
+    of one chain: then no other transaction was posted on that chain in between."""
+    chain, previous = first.chain, first.seq
+    for txn in sorted((t for t in txns if first.seq < t.seq <= last.seq), key=lambda t: t.seq):
+        if txn.chain != chain or not follows(chain, previous, txn.seq):
+            return False
+        previous = txn.seq
+    return previous == last.seq
 
 
 @dataclass(frozen=True, slots=True)

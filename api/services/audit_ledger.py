@@ -13,7 +13,7 @@ balances). On top, what only the casino can check:
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -120,7 +120,7 @@ class LedgerAudit:
             "hash_chain": {
                 "ok": self.section_ok(CHAIN_CODES),
                 "transactions_checked": report.transactions_checked,
-                "head": {"seq": report.head_seq, "hash": report.head_hash},
+                "heads": [asdict(head) for head in report.heads],
                 "problems": problems_of(CHAIN_CODES),
             },
             "trial_balance": {

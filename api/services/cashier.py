@@ -9,6 +9,7 @@ from api.schemas import CashierReceipt
 from api.services.player_turn import lock_player
 from api.services.players import offered_currencies
 from ledger import chart
+from ledger.chains import chain_for
 from ledger.model import TransactionRequest, Transfer
 from ledger.posting import balance, open_account, post
 
@@ -51,6 +52,7 @@ def _move(
             transfers=(transfer,),
             reference=f"player:{player_id}",
         ),
+        chain=chain_for(str(player_id)),
     )
     return CashierReceipt(
         transaction_id=posted.id,

@@ -50,6 +50,7 @@ class LedgerTxn:
     id: int
     seq: int
     kind: str
+    chain: int
     amounts: dict[str, int] = field(default_factory=dict)
     # Only with `fetch_hand_ledger(..., details=True)` (the audit): both are hashed into the
     # chain, so they witness the hand record's player, table, times and decision.
@@ -110,6 +111,7 @@ _TXN_COLUMNS = (
     transactions.c.id,
     transactions.c.seq,
     transactions.c.kind,
+    transactions.c.chain,
     transactions.c.reference,
 )
 # Raw (no per-row type processing): `aware_time` converts either driver's value at once.
@@ -204,11 +206,11 @@ def _fetch(
     by_id: dict[int, LedgerTxn] = {}
     by_reference: dict[str, list[LedgerTxn]] = defaultdict(list)
     for row in connection.execute(query).all():
-        txn = by_id[row[0]] = LedgerTxn(row[0], row[1], row[2])
+        txn = by_id[row[0]] = LedgerTxn(row[0], row[1], row[2], row[3])
         if details:
-            txn.meta = _metadata(row[4])
-            txn.posted_at = None if row[5] is None else aware_time(row[5])
-        by_reference[row[3]].append(txn)
+            txn.meta = _metadata(row[5])
+            txn.posted_at = None if row[6] is None else aware_time(row[6])
+        by_reference[row[4]].append(txn)
     entry_rows = connection.execute(
         select(*_ENTRY_COLUMNS)
         .select_from(source.join(entries, entries.c.transaction_id == transactions.c.id))
@@ -242,8 +244,10 @@ class WalletWindow:
     """A wallet between a hand's stake and its settlement (exclusive), the hand's own
     transactions left out: deposits or withdrawals made while a tie awaited a decision.
 
-    Bounded by transaction ids: they are assigned while the chain head is locked (`post`
-    inserts the transaction after locking the head), so id order is posting order.
+    Bounded by transaction ids: every posting that moves a player's money takes the
+    player's lock first (`player_turn.lock_player`) and commits before the next one can
+    start, so the ids of a wallet's transactions are in posting order, whatever chains
+    they are on.
     """
 
     key: int

@@ -23,6 +23,7 @@ from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
 from ledger import chart
+from ledger.chains import chain_for
 from ledger.errors import LedgerError
 from ledger.model import AccountSpec, TransactionRequest, Transfer
 from ledger.posting import lock_accounts, open_account, post_all
@@ -32,22 +33,35 @@ DecidedBy = Literal["player", "timeout"]
 
 @dataclass(frozen=True, slots=True)
 class HandAccounts:
+    """The accounts a player's hands move, and the ledger chain they are posted on.
+
+    The chain is the player's (`chain_for`), and the house account that chain's: two hands
+    of different players mostly share neither, so neither row makes them wait for each other.
+    """
+
     wallet: AccountSpec
     held: AccountSpec
     house: AccountSpec
+    chain: int
 
     @classmethod
     def of(cls, player_id: int, currency: str) -> "HandAccounts":
         key = str(player_id)
-        return cls(chart.wallet(key, currency), chart.held(key, currency), chart.house(currency))
+        chain = chain_for(key)
+        return cls(
+            chart.wallet(key, currency),
+            chart.held(key, currency),
+            chart.house(currency, chain),
+            chain,
+        )
 
     def lock_player_accounts(self, session: Session) -> int:
         """Lock the player's own accounts and return the wallet's balance.
 
         The locked balance makes re-reading the wallet unnecessary. The house account is
-        deliberately not locked here: every hand of every player touches it, so holding it
-        from the deal to the commit would serialise all hands; `post_all` locks it only for
-        the posting, in account-id order like every other posting. Accounts are opened on a
+        deliberately not locked here: every hand on the chain touches it, so holding it
+        from the deal to the commit would serialise them; `post_all` locks it only for the
+        posting, in account-id order like every other posting. Accounts are opened on a
         player's first hand in a currency; afterwards this is one query.
         """
         codes = [self.wallet.code, self.held.code]
@@ -119,10 +133,16 @@ def _settlement(
     )
 
 
-def _post(session: Session, record: HandRecord, steps: Sequence[TransactionRequest]) -> None:
+def _post(
+    session: Session,
+    record: HandRecord,
+    accounts: HandAccounts,
+    steps: Sequence[TransactionRequest],
+) -> None:
     """Post the steps of one request (stake and settlement, or raise and settlement) as one
-    batch: each its own ledger transaction, sharing the ledger's round trips."""
-    if any(posted.replayed for posted in post_all(session, steps)):
+    batch on the player's chain: each its own ledger transaction, sharing the ledger's
+    round trips."""
+    if any(posted.replayed for posted in post_all(session, steps, chain=accounts.chain)):
         # A hand's keys are new by construction: money must have moved now.
         raise LedgerError(f"hand {record.id} was already posted")
 
@@ -191,7 +211,7 @@ def open_hand(
     steps = [_step(record, "stake", [(accounts.wallet, accounts.held, bet + tie_bet)])]
     if hand.status is HandStatus.SETTLED:
         steps.append(_settlement(record, hand, accounts))
-    _post(session, record, steps)
+    _post(session, record, accounts, steps)
     return to_view(record, pair, reveal=False)
 
 
@@ -230,7 +250,7 @@ def decide_hand(
         steps.insert(
             0, _step(record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
         )
-    _post(session, record, steps)
+    _post(session, record, accounts, steps)
     # Set after posting, so the row is written in one UPDATE at the end.
     war = hand.war
     fields: dict[str, object] = {

@@ -2,6 +2,11 @@
 
 import pytest
 
+from api.db.database import Database
+from api.settings import Settings
+from ledger import chart
+from ledger.chains import chain_for
+from ledger.posting import transactions_for_reference
 from tests.api.conftest import Caller, available, new_player, play_until, standard_table_id
 
 
@@ -155,3 +160,28 @@ def test_history_filters_by_status_and_table(player: Caller) -> None:
 def test_a_malformed_cursor_is_a_validation_error(player: Caller) -> None:
     refused = player.get("/v1/hands", cursor="not-a-cursor")
     assert refused.status_code == 422 and refused.json()["code"] == "validation_error"
+
+
+def test_a_players_money_moves_on_the_players_chain_with_that_chains_house(
+    operator: Caller, settings: Settings
+) -> None:
+    players = [new_player(operator, deposit=10_000) for _ in range(2)]
+    hands = [
+        (player_id, play_until(caller, standard_table_id(caller), "settled"))
+        for caller, player_id in players
+    ]
+    assert len({chain_for(str(player_id)) for player_id, _ in hands}) == 2
+    database = Database.connect(settings.database_url)
+    try:
+        with database.transaction() as session:
+            for player_id, hand in hands:
+                chain = chain_for(str(player_id))
+                posted = [
+                    *transactions_for_reference(session, f"hand:{hand['id']}"),
+                    *transactions_for_reference(session, f"player:{player_id}"),
+                ]
+                assert {txn.chain for txn in posted} == {chain}
+                settlement = next(txn for txn in posted if txn.kind == "settlement")
+                assert chart.house("USD", chain).code in {e.account for e in settlement.entries}
+    finally:
+        database.dispose()

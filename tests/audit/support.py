@@ -11,7 +11,7 @@ import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, func, select, text, update
+from sqlalchemy import Connection, Engine, func, select, text, update
 
 from api.db.database import Database
 from api.db.models import CasinoTable
@@ -20,6 +20,7 @@ from api.services import cashier, hands, players
 from api.services.tables import ensure_standard_table
 from casino.hand import Action
 from ledger.chain import transaction_hash
+from ledger.chains import next_seq
 from ledger.schema import GENESIS_HASH, accounts, chain_head, entries, transactions
 
 
@@ -109,20 +110,23 @@ def rechain_ledger(engine: Engine) -> None:
                 select(accounts.c.id, accounts.c.code, accounts.c.currency)
             )
         }
-        prev_hash = GENESIS_HASH
-        seq = 0
+        prev_hash, seq, chain = GENESIS_HASH, 0, 0
         rows = connection.execute(
             select(
+                transactions.c.chain,
                 transactions.c.id,
                 transactions.c.kind,
                 transactions.c.reference,
                 transactions.c.idempotency_key,
                 transactions.c["metadata"],
                 transactions.c.posted_at,
-            ).order_by(transactions.c.seq)
+            ).order_by(transactions.c.chain, transactions.c.seq)
         ).all()
-        for txn_id, kind, reference, key, metadata, posted_at in rows:
-            seq += 1
+        for txn_chain, txn_id, kind, reference, key, metadata, posted_at in rows:
+            if txn_chain != chain:
+                _move_head(connection, chain, seq, prev_hash)
+                prev_hash, seq, chain = GENESIS_HASH, 0, txn_chain
+            seq = next_seq(chain, seq)
             legs = [
                 (*codes[account_id], int(amount))
                 for account_id, amount in connection.execute(
@@ -147,7 +151,7 @@ def rechain_ledger(engine: Engine) -> None:
                 .values(seq=seq, prev_hash=prev_hash, hash=digest)
             )
             prev_hash = digest
-        connection.execute(update(chain_head).values(seq=seq, hash=prev_hash))
+        _move_head(connection, chain, seq, prev_hash)
         for account_id, side in connection.execute(select(accounts.c.id, accounts.c.side)).all():
             total = connection.execute(
                 select(func.coalesce(func.sum(entries.c.amount), 0)).where(
@@ -158,6 +162,12 @@ def rechain_ledger(engine: Engine) -> None:
             connection.execute(
                 update(accounts).where(accounts.c.id == account_id).values(balance=balance)
             )
+
+
+def _move_head(connection: Connection, chain: int, seq: int, digest: str) -> None:
+    connection.execute(
+        update(chain_head).where(chain_head.c.id == chain).values(seq=seq, hash=digest)
+    )
 
 
 def execute(engine: Engine, statement: str, **params: object) -> None:

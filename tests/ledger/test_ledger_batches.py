@@ -15,7 +15,7 @@ from ledger import chart
 from ledger.errors import IdempotencyConflict, InvalidTransaction, LimitExceeded
 from ledger.model import Side, TransactionRequest, Transfer
 from ledger.posting import balances, open_account, post, post_all
-from ledger.verify import verify_ledger
+from ledger.verify import ChainHead, verify_ledger
 
 WALLET = chart.wallet("p1", "USD").code
 HELD = chart.held("p1", "USD").code
@@ -63,14 +63,14 @@ def test_a_batch_posts_each_transaction_in_order_on_the_hash_chain(
 ) -> None:
     with session_factory.begin() as session:
         stake, settlement = post_all(session, _hand(1, 40, 80))
-    assert (stake.seq, settlement.seq) == (2, 3)
+    assert (stake.seq, settlement.seq) == (17, 33)  # chain 1's links after the deposit's 1
     assert (stake.kind, settlement.kind) == ("test", "test")
     assert settlement.id > stake.id
     assert _balances(session_factory) == {WALLET: 140, HELD: 0, HOUSE: -40, CASHIER: 100}
     with session_factory() as session:
         report = verify_ledger(session)
     assert report.ok, report.problems
-    assert (report.head_seq, report.head_hash) == (3, settlement.hash)
+    assert report.heads[0] == ChainHead(1, 33, settlement.hash)
 
 
 @pytest.mark.usefixtures("funded")
