@@ -9,7 +9,7 @@ moves forward, to the newest transaction of its own chain, with that transaction
 
 Revision ID: 0004_hash_chains
 Revises: 0003_chain_head_to_newest
-Create Date: 2026-11-23
+Create Date: 2026-11-22
 """
 
 from collections.abc import Sequence
