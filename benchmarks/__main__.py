@@ -6,6 +6,7 @@ does not answer, its figures are reported unavailable.
 """
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -38,6 +39,10 @@ def main() -> int:
         sys.stdout.write("\n")
     else:
         print(text(document))
+    # Leave the objects of the run to the operating system: the interpreter's last collection
+    # would walk the hundred thousand objects SQLAlchemy, Litestar and the service left
+    # (0.4 s here) when the process is about to end anyway.
+    gc.freeze()
     return 0
 
 

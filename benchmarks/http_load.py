@@ -18,6 +18,7 @@ import httpx
 from api.auth import Role, issue_token
 from api.db.database import Database
 from benchmarks.plan import Plan
+from benchmarks.servers import tls_context
 from benchmarks.stats import latency_summary, rate
 
 _keys = itertools.count()
@@ -140,6 +141,7 @@ def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
         headers=headers,
         timeout=REQUEST_TIMEOUT_SECONDS,
         limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+        verify=tls_context(),
     )
 
 
@@ -203,7 +205,9 @@ async def _create_player(client: httpx.AsyncClient, number: int, deposit: int) -
 
 async def _create_players(base_url: str, operator: str, count: int, deposit: int) -> list[Player]:
     headers = {"Authorization": f"Bearer {operator}"}
-    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=60) as client:
+    async with httpx.AsyncClient(
+        base_url=base_url, headers=headers, timeout=60, verify=tls_context()
+    ) as client:
         return list(
             await asyncio.gather(*(_create_player(client, n, deposit) for n in range(count)))
         )
@@ -215,7 +219,7 @@ def create_players(base_url: str, operator: str, count: int, deposit: int) -> li
 
 
 def standard_table(base_url: str, token: str) -> int:
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+    with httpx.Client(base_url=base_url, timeout=60, verify=tls_context()) as client:
         page = _checked(client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"}))
     return next(int(t["id"]) for t in page["items"] if t["name"] == "standard")
 
@@ -227,7 +231,7 @@ def idle_latency_ms(base_url: str, samples: int = 20) -> float:
     socket without TCP_NODELAY (uvicorn's --workers N path, Kludex/uvicorn#3149).
     """
     timings: list[float] = []
-    with httpx.Client(base_url=base_url, timeout=60) as client:
+    with httpx.Client(base_url=base_url, timeout=60, verify=tls_context()) as client:
         client.get("/ready")
         for _ in range(samples):
             started = time.perf_counter()
@@ -236,11 +240,21 @@ def idle_latency_ms(base_url: str, samples: int = 20) -> float:
     return round(sorted(timings)[len(timings) // 2] * 1000, 3)
 
 
-def hands_curve(base_url: str, database_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
-    """Settled hands per second at each client count, against a running service."""
+def hands_curve(
+    base_url: str,
+    database_url: str,
+    plan: Plan,
+    before_measuring: Callable[[], None] = lambda: None,
+) -> dict[str, dict[str, Any]]:
+    """Settled hands per second at each client count, against a running service.
+
+    `before_measuring` is called once the players are set up, before the first point: the
+    caller finishes there what it let run during the set-up (stopping another server).
+    """
     operator = operator_token(database_url)
     players = create_players(base_url, operator, max(plan.clients), plan.deposit)
     step = hand_step(standard_table(base_url, operator), plan.bet)
+    before_measuring()
     points: dict[str, dict[str, Any]] = {}
     for count in plan.clients:
         point = run_point(base_url, [p.token for p in players[:count]], step, plan)

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,13 +72,20 @@ def _tps(output: str) -> float | None:
     return None if tps is None else round(tps, 1)
 
 
-def pgbench_curve(pgbench: str, url: str, plan: Plan) -> dict[str, dict[str, Any]]:
-    """TPC-B-like tps at each client count, with latencies from pgbench's transaction log."""
+def pgbench_curve(
+    pgbench: str, url: str, plan: Plan, initialised: Callable[[], None] = lambda: None
+) -> dict[str, dict[str, Any]]:
+    """TPC-B-like tps at each client count, with latencies from pgbench's transaction log.
+
+    `initialised` is called between `pgbench -i` and the first measured run: the caller
+    finishes there whatever it let run during the initialisation (stopping a server).
+    """
     arguments, env = _connection_arguments(url)
-    seconds = max(1, round(plan.duration_seconds))
+    seconds = max(1, round(plan.duration_seconds))  # pgbench -T takes whole seconds
     points: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="casino-war-pgbench-") as directory:
         _run([pgbench, "-i", "-q", "-s", str(plan.pgbench_scale), *arguments], env, directory)
+        initialised()
         for count in plan.clients:
             for old in Path(directory).glob("log*"):
                 old.unlink()

@@ -30,12 +30,12 @@ FULL = Plan(mode="full", duration_seconds=10.0, warmup_seconds=2.0)
 
 QUICK = Plan(
     mode="quick",
-    duration_seconds=1.0,
-    warmup_seconds=0.25,
-    ledger_seconds=0.75,
-    audit_sizes=(250, 500, 1_000),
-    audit_chunk=200,  # so that these sizes still make several chunks for the worker pool
-    simulation_hands=20_000,
+    duration_seconds=0.35,
+    warmup_seconds=0.1,
+    ledger_seconds=0.3,
+    audit_sizes=(50, 100, 200),
+    audit_chunk=20,  # so that these sizes still make several chunks for the worker pool
+    simulation_hands=10_000,
 )
 
 TINY = Plan(

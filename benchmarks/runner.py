@@ -3,28 +3,33 @@
 Measurements run one after another, never overlapping, so none steals the other's CPU.
 A measurement that cannot run here (no PostgreSQL, no pgbench) is reported as unavailable
 with the reason, and every figure that depends on it is null; nothing crashes.
+
+Set-up and tear-down, which cost more than the measured windows of a quick run, overlap
+one another, never a measurement: each database's two servers (the service and the
+do-nothing endpoint) start together, the modules that measure (SQLAlchemy's ORM, Litestar,
+the service: about a second of imports, hence imported inside the functions that use them)
+load while the first servers start, and a server stops, and its database is dropped, while
+the next one is set up (`Handover`). A server started early waits idle (uvicorn wakes up
+ten times a second: well under 1% of a CPU) until its turn.
 """
 
+import importlib
 import os
 import platform
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks import (
-    audit_bench,
-    http_load,
-    ledger_bench,
-    limits,
-    report,
-    scratch,
-    servers,
-    simulation_bench,
-)
+from benchmarks import report, scratch, servers
 from benchmarks.plan import Plan
+
+# Imported by `_import_measurements` while the first server starts, else where first used.
+MEASUREMENTS = ("http_load", "limits", "ledger_bench", "audit_bench", "simulation_bench")
 
 
 def progress(message: str) -> None:
@@ -40,37 +45,202 @@ def _section(measure: Callable[[], dict[str, Any]], label: str) -> dict[str, Any
     return {"available": True, "reason": None, "points": points}
 
 
+def _nothing() -> None:
+    """While later servers start: the measuring modules are loaded by then."""
+
+
+def _import_measurements() -> None:
+    """Load the measuring modules now, while a server starts in its own process."""
+    for name in MEASUREMENTS:
+        importlib.import_module(f"benchmarks.{name}")
+
+
 def _unavailable(reason: str) -> dict[str, Any]:
     return {"available": False, "reason": reason, "points": {}}
 
 
-def _service_section(
-    db: str, postgres: scratch.PostgresServer | None, workers: int, plan: Plan
-) -> dict[str, Any]:
-    """Hands through `casino-war serve` on a fresh database of kind `db`."""
-    with (
-        scratch.scratch_database(db, postgres, "http") as url,
-        servers.casino_war(url, workers) as server,
-    ):
-        section = _section(
-            lambda: http_load.hands_curve(server.base_url, url, plan),
+class Handover:
+    """Closes one phase's servers and databases in a thread while the next phase starts its own.
+
+    Stopping a server is mostly waiting (uvicorn's supervisor looks at its signals twice a
+    second, then each worker shuts down) and dropping a PostgreSQL database takes a moment;
+    in sequence they cost a few seconds of every run. They overlap only the next phase's
+    set-up (its servers' start-up, its players, pgbench's initialisation), never a
+    measurement: every phase calls `settle` before it measures anything.
+    """
+
+    def __init__(self) -> None:
+        self._closing: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    def release(self, resources: ExitStack) -> None:
+        """Close `resources` in the background, once whatever was released before is closed
+        (if closing that failed, the failure is raised here, and `resources` still close)."""
+
+        def close() -> None:
+            try:
+                resources.close()
+            except BaseException as error:  # handed to the main thread by settle()
+                self._failure = error
+
+        try:
+            self.settle()
+        finally:
+            self._closing = threading.Thread(target=close, name="benchmark-teardown")
+            self._closing.start()
+
+    def settle(self) -> None:
+        """Wait until everything released is closed; raise what closing it raised."""
+        if self._closing is not None:
+            self._closing.join()
+            self._closing = None
+        failure, self._failure = self._failure, None
+        if failure is not None:
+            raise failure
+
+
+def _database_sections(
+    db: str,
+    postgres: scratch.PostgresServer | None,
+    workers: int,
+    plan: Plan,
+    handover: Handover,
+    while_starting: Callable[[], None],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The do-nothing endpoint, then hands through `casino-war serve` on a fresh database of
+    kind `db`, both with the same worker count; (service section, do-nothing section).
+
+    Both servers start together (each spends a second or more importing its code, much of
+    it on one CPU), with `while_starting` run meanwhile; the service then waits, idle,
+    while the do-nothing endpoint is measured, and the do-nothing server stops while the
+    service's players are set up. Whatever is measured, nothing else is working.
+    """
+    from benchmarks import http_load
+
+    with ExitStack() as service_resources:
+        url = service_resources.enter_context(scratch.scratch_database(db, postgres, "http"))
+        service = service_resources.enter_context(servers.casino_war(url, workers))
+        with ExitStack() as noop_resources:
+            endpoint = noop_resources.enter_context(servers.noop(workers))
+            while_starting()
+            endpoint.wait_ready()
+            service.wait_ready()
+            handover.settle()
+            noop = _section(
+                lambda: http_load.noop_curve(endpoint.base_url, plan),
+                f"do-nothing endpoint, {workers} worker(s) (as for {db})",
+            )
+            noop["idle_request_ms"] = http_load.idle_latency_ms(endpoint.base_url)
+            handover.release(noop_resources.pop_all())
+        http = _section(
+            lambda: http_load.hands_curve(service.base_url, url, plan, handover.settle),
             f"HTTP hands on {db}, {workers} worker(s)",
         )
-        section["idle_request_ms"] = http_load.idle_latency_ms(server.base_url)
-    section["workers"] = workers
-    return section
+        http["idle_request_ms"] = http_load.idle_latency_ms(service.base_url)
+        handover.release(service_resources.pop_all())
+    http["workers"] = noop["workers"] = workers
+    return http, noop
 
 
-def _noop_section(db: str, workers: int, plan: Plan) -> dict[str, Any]:
-    """The do-nothing endpoint, served with the worker count used for `db`."""
-    with servers.noop(workers) as server:
-        section = _section(
-            lambda: http_load.noop_curve(server.base_url, plan),
-            f"do-nothing endpoint, {workers} worker(s) (as for {db})",
+def _http_sections(
+    plan: Plan,
+    postgres: scratch.PostgresServer | None,
+    databases: list[str],
+    handover: Handover,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The service and the do-nothing endpoint on each database, measured one at a time.
+
+    The measuring modules are imported while the first servers start.
+    """
+    workers = {"sqlite": plan.sqlite_workers, "postgresql": plan.postgresql_workers}
+    http: dict[str, Any] = {}
+    noop: dict[str, Any] = {}
+    while_starting = _import_measurements
+    for db in plan.databases:
+        if db not in databases:
+            http[db] = noop[db] = _unavailable("PostgreSQL is not available")
+            continue
+        http[db], noop[db] = _database_sections(
+            db, postgres, workers[db], plan, handover, while_starting
         )
-        section["idle_request_ms"] = http_load.idle_latency_ms(server.base_url)
-    section["workers"] = workers
-    return section
+        while_starting = _nothing
+    return http, noop
+
+
+def _pgbench_section(
+    plan: Plan,
+    postgres: scratch.PostgresServer | None,
+    unavailable: list[str],
+    handover: Handover,
+) -> dict[str, Any]:
+    """pgbench on a scratch database; the last server stops while pgbench initialises it."""
+    from benchmarks import limits
+
+    pgbench_path = limits.find_pgbench()
+    if postgres is None:
+        return _unavailable("PostgreSQL is not available")
+    if pgbench_path is None:
+        pgbench = _unavailable("pgbench not found in /usr/lib/postgresql/*/bin or PATH")
+        unavailable.append(pgbench["reason"])
+        return pgbench
+    with postgres.scratch("pgbench") as url:
+        try:
+            pgbench = _section(
+                lambda: limits.pgbench_curve(pgbench_path, url, plan, handover.settle),
+                "pgbench TPC-B",
+            )
+        except RuntimeError as error:
+            pgbench = _unavailable(str(error))
+            unavailable.append(str(error))
+            return pgbench
+    pgbench["scale"] = plan.pgbench_scale
+    pgbench["path"] = pgbench_path
+    return pgbench
+
+
+def _sqlite_raw_section(plan: Plan) -> dict[str, Any]:
+    """The raw SQLite limit: TPC-B-shaped transactions through `sqlite3`."""
+    from benchmarks import limits
+
+    sqlite_raw = _section(lambda: limits.sqlite_curve(plan), "raw SQLite TPC-B-shaped")
+    sqlite_raw["scale"] = limits.SQLITE_SCALE
+    return sqlite_raw
+
+
+def _ledger_sections(
+    plan: Plan, postgres: scratch.PostgresServer | None, databases: list[str]
+) -> dict[str, Any]:
+    """Ledger postings on a fresh database of each kind (None where not available)."""
+    from benchmarks import ledger_bench
+
+    ledger: dict[str, Any] = {}
+    for db in plan.databases:
+        if db not in databases:
+            ledger[db] = None
+            continue
+        progress(f"ledger postings on {db}")
+        with scratch.scratch_database(db, postgres, "ledger") as url:
+            ledger[db] = ledger_bench.postings(url, plan)
+    return ledger
+
+
+def _audit_section(plan: Plan) -> dict[str, Any]:
+    """The audit on a SQLite database grown through the service functions."""
+    from benchmarks import audit_bench
+
+    progress(f"audit: growing a SQLite database to {plan.audit_sizes[-1]:,} hands")
+    with scratch.sqlite_scratch("audit") as url:
+        audit = audit_bench.audit_curve(url, plan)
+    audit["database"] = "sqlite"
+    return audit
+
+
+def _simulation_section(plan: Plan) -> dict[str, Any]:
+    """The engine alone: `casino.simulate`."""
+    from benchmarks import simulation_bench
+
+    progress(f"simulation of {plan.simulation_hands:,} hands")
+    return simulation_bench.simulation(plan)
 
 
 def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
@@ -84,52 +254,16 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
             unavailable.append(why)
     databases = [db for db in plan.databases if db == "sqlite" or postgres is not None]
     workers = {"sqlite": plan.sqlite_workers, "postgresql": plan.postgresql_workers}
-
-    http: dict[str, Any] = {}
-    noop: dict[str, Any] = {}
-    for db in plan.databases:
-        if db not in databases:
-            http[db] = noop[db] = _unavailable("PostgreSQL is not available")
-            continue
-        http[db] = _service_section(db, postgres, workers[db], plan)
-        noop[db] = _noop_section(db, workers[db], plan)
-
-    pgbench_path = limits.find_pgbench()
-    if postgres is None:
-        pgbench = _unavailable("PostgreSQL is not available")
-    elif pgbench_path is None:
-        pgbench = _unavailable("pgbench not found in /usr/lib/postgresql/*/bin or PATH")
-        unavailable.append(pgbench["reason"])
-    else:
-        with postgres.scratch("pgbench") as url:
-            try:
-                pgbench = _section(
-                    lambda: limits.pgbench_curve(pgbench_path, url, plan), "pgbench TPC-B"
-                )
-                pgbench["scale"] = plan.pgbench_scale
-                pgbench["path"] = pgbench_path
-            except RuntimeError as error:
-                pgbench = _unavailable(str(error))
-                unavailable.append(str(error))
-    sqlite_raw = _section(lambda: limits.sqlite_curve(plan), "raw SQLite TPC-B-shaped")
-    sqlite_raw["scale"] = limits.SQLITE_SCALE
-
-    ledger: dict[str, Any] = {}
-    for db in plan.databases:
-        if db not in databases:
-            ledger[db] = None
-            continue
-        progress(f"ledger postings on {db}")
-        with scratch.scratch_database(db, postgres, "ledger") as url:
-            ledger[db] = ledger_bench.postings(url, plan)
-
-    progress(f"audit: growing a SQLite database to {plan.audit_sizes[-1]:,} hands")
-    with scratch.sqlite_scratch("audit") as url:
-        audit = audit_bench.audit_curve(url, plan)
-    audit["database"] = "sqlite"
-
-    progress(f"simulation of {plan.simulation_hands:,} hands")
-    simulation = simulation_bench.simulation(plan)
+    handover = Handover()
+    try:
+        http, noop = _http_sections(plan, postgres, databases, handover)
+        pgbench = _pgbench_section(plan, postgres, unavailable, handover)
+    finally:
+        handover.settle()
+    sqlite_raw = _sqlite_raw_section(plan)
+    ledger = _ledger_sections(plan, postgres, databases)
+    audit = _audit_section(plan)
+    simulation = _simulation_section(plan)
 
     document: dict[str, Any] = {
         "mode": plan.mode,
