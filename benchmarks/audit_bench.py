@@ -23,7 +23,7 @@ import migrations
 from api.db.database import Database
 from api.services import cashier, players, tables
 from api.services import hands as hand_service
-from api.services.audit import HandAuditResult, read_snapshot
+from api.services.audit import BATCH, HandAuditResult, read_snapshot
 from api.services.audit_parallel import CHUNK, audit_hands_parallel
 from benchmarks.plan import Plan
 from benchmarks.stats import rate
@@ -78,9 +78,13 @@ class HandFactory:
 
 def _audit(database: Database, jobs: int, chunk: int) -> HandAuditResult:
     """The period audit over every hand, in its own read snapshot, as `casino-war audit` runs
-    it: `jobs` 1 in this process, more through the pool of worker processes."""
+    it: `jobs` 1 in this process, more through the pool of worker processes.
+
+    Batches are no larger than a chunk, so that a plan with small sizes (quick mode) still
+    audits several batches per size and its memory figures show whether the audit streams.
+    """
     with read_snapshot(database.engine) as connection:
-        return audit_hands_parallel(connection, jobs=jobs, chunk=chunk)
+        return audit_hands_parallel(connection, jobs=jobs, chunk=chunk, batch=min(BATCH, chunk))
 
 
 def _timed(database: Database, jobs: int, chunk: int) -> tuple[float, HandAuditResult]:

@@ -9,7 +9,7 @@ the measured window; only requests that complete inside the window count.
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,7 @@ import httpx
 
 from api.auth import Role, issue_token
 from api.db.database import Database
+from benchmarks.cpu import Meter
 from benchmarks.plan import Plan
 from benchmarks.servers import tls_context
 from benchmarks.stats import latency_summary, rate
@@ -119,19 +120,37 @@ async def _client_loop(client: httpx.AsyncClient, window: Window, step: Step) ->
 
 
 async def _measure(
-    clients: list[httpx.AsyncClient], step: Step, warmup: float, duration: float
-) -> tuple[Window, float]:
+    clients: list[httpx.AsyncClient],
+    step: Step,
+    warmup: float,
+    duration: float,
+    meters: Mapping[str, Meter],
+) -> tuple[Window, float, dict[str, float | None]]:
     window = Window()
     tasks = [asyncio.create_task(_client_loop(c, window, step)) for c in clients]
     await asyncio.sleep(warmup)
     window.measuring = True
+    cpu_before = _read(meters)
     started = time.perf_counter()
     await asyncio.sleep(duration)
     window.measuring = False
     elapsed = time.perf_counter() - started
+    cpu_after = _read(meters)
     window.stopping = True
     await asyncio.gather(*tasks)
-    return window, elapsed
+    used: dict[str, float | None] = {}
+    for name, before in cpu_before.items():
+        after = cpu_after[name]
+        used[name] = None if before is None or after is None else after - before
+    return window, elapsed, used
+
+
+def _read(meters: Mapping[str, Meter]) -> dict[str, float | None]:
+    return {name: meter() for name, meter in meters.items()}
+
+
+def _per_unit_ms(seconds: float | None, units: int) -> float | None:
+    return None if seconds is None or not units else round(seconds / units * 1000, 3)
 
 
 def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
@@ -145,11 +164,18 @@ def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
     )
 
 
-def run_point(base_url: str, tokens: list[str | None], step: Step, plan: Plan) -> dict[str, Any]:
-    """Drive `len(tokens)` concurrent clients through `step`; the point's figures."""
+def run_point(
+    base_url: str,
+    tokens: list[str | None],
+    step: Step,
+    plan: Plan,
+    meters: Mapping[str, Meter] | None = None,
+) -> dict[str, Any]:
+    """Drive `len(tokens)` concurrent clients through `step`; the point's figures, with the
+    CPU each of `meters` used in the measured window per unit."""
     clients = [_client(base_url, token) for token in tokens]
-    window, elapsed = asyncio.run(
-        _measure(clients, step, plan.warmup_seconds, plan.duration_seconds)
+    window, elapsed, cpu_seconds = asyncio.run(
+        _measure(clients, step, plan.warmup_seconds, plan.duration_seconds, meters or {})
     )
     return {
         "clients": len(tokens),
@@ -162,6 +188,9 @@ def run_point(base_url: str, tokens: list[str | None], step: Step, plan: Plan) -
         "first_error": window.first_error,
         "wars": window.wars,
         "latency_ms": latency_summary(window.latencies),
+        "cpu_ms_per_unit": {
+            name: _per_unit_ms(seconds, window.units) for name, seconds in cpu_seconds.items()
+        },
     }
 
 
@@ -245,11 +274,13 @@ def hands_curve(
     database_url: str,
     plan: Plan,
     before_measuring: Callable[[], None] = lambda: None,
+    meters: Mapping[str, Meter] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Settled hands per second at each client count, against a running service.
 
     `before_measuring` is called once the players are set up, before the first point: the
     caller finishes there what it let run during the set-up (stopping another server).
+    `meters` are read at the start and end of each measured window (`run_point`).
     """
     operator = operator_token(database_url)
     players = create_players(base_url, operator, max(plan.clients), plan.deposit)
@@ -257,14 +288,17 @@ def hands_curve(
     before_measuring()
     points: dict[str, dict[str, Any]] = {}
     for count in plan.clients:
-        point = run_point(base_url, [p.token for p in players[:count]], step, plan)
+        point = run_point(base_url, [p.token for p in players[:count]], step, plan, meters)
         point["hands_per_second"] = point["units_per_second"]
         points[str(count)] = point
     return points
 
 
-def noop_curve(base_url: str, plan: Plan) -> dict[str, dict[str, Any]]:
+def noop_curve(
+    base_url: str, plan: Plan, meters: Mapping[str, Meter] | None = None
+) -> dict[str, dict[str, Any]]:
     """Requests per second of the do-nothing endpoint at each client count."""
     return {
-        str(count): run_point(base_url, [None] * count, noop_step, plan) for count in plan.clients
+        str(count): run_point(base_url, [None] * count, noop_step, plan, meters)
+        for count in plan.clients
     }

@@ -5,6 +5,8 @@ from typing import Any
 from benchmarks.stats import ratio
 
 GOAL_CLIENTS = "8"
+CPU_PREFIX = "cpu_ms_per_unit."
+SERVER_CPU = CPU_PREFIX + "server"
 
 
 def _curve_value(section: dict[str, Any] | None, clients: str, key: str) -> float | None:
@@ -14,7 +16,12 @@ def _curve_value(section: dict[str, Any] | None, clients: str, key: str) -> floa
     point = section.get("points", {}).get(clients)
     if point is None:
         return None
-    value = point["latency_ms"][key[:-3]] if key in ("p50_ms", "p99_ms") else point.get(key)
+    if key in ("p50_ms", "p99_ms"):
+        value = point["latency_ms"][key[:-3]]
+    elif key.startswith(CPU_PREFIX):
+        value = point.get("cpu_ms_per_unit", {}).get(key.removeprefix(CPU_PREFIX))
+    else:
+        value = point.get(key)
     return float(value) if value is not None else None
 
 
@@ -45,6 +52,20 @@ def ratios(document: dict[str, Any], clients: list[str]) -> dict[str, dict[str, 
             "hands_per_second",
             limits["sqlite_raw"],
             "tps",
+        ),
+        # Inverted on purpose: a do-nothing request's server CPU over a hand's is the hands
+        # per do-nothing request the server could answer were its CPU the only limit.
+        "sqlite_hands_vs_noop_server_cpu": (
+            limits["noop_http"].get("sqlite"),
+            SERVER_CPU,
+            http.get("sqlite"),
+            SERVER_CPU,
+        ),
+        "postgresql_hands_vs_noop_server_cpu": (
+            limits["noop_http"].get("postgresql"),
+            SERVER_CPU,
+            http.get("postgresql"),
+            SERVER_CPU,
         ),
     }
     result: dict[str, dict[str, float | None]] = {}
@@ -145,6 +166,25 @@ def _fmt(value: Any, digits: int = 1) -> str:
     return str(value)
 
 
+def _cpu_lines(document: dict[str, Any]) -> list[str]:
+    """Server CPU per hand and per do-nothing request at the goals' client count."""
+    http, noop, r = document["http"], document["limits"]["noop_http"], document["ratios"]
+    lines = []
+    for db, name in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+        hand = _curve_value(http.get(db), GOAL_CLIENTS, SERVER_CPU)
+        if hand is None:
+            continue
+        database = _curve_value(http.get(db), GOAL_CLIENTS, CPU_PREFIX + "database")
+        in_database = f" (+ {_fmt(database, 2)} in PostgreSQL)" if database is not None else ""
+        lines.append(
+            f"server CPU at {GOAL_CLIENTS} clients, {name}: {_fmt(hand, 2)} ms per hand"
+            f"{in_database}, {_fmt(_curve_value(noop.get(db), GOAL_CLIENTS, SERVER_CPU), 2)} ms "
+            f"per do-nothing request, ratio "
+            f"{_fmt(r[f'{db}_hands_vs_noop_server_cpu'].get(GOAL_CLIENTS), 3)}"
+        )
+    return lines
+
+
 def text(document: dict[str, Any]) -> str:
     """The side-by-side table a person reads after `python -m benchmarks`."""
     clients = [str(c) for c in document["settings"]["clients"]]
@@ -174,6 +214,7 @@ def text(document: dict[str, Any]) -> str:
             f"{_fmt(r['postgresql_hands_vs_pgbench_tps'].get(c), 3):>6}"
         )
     lines.append("")
+    lines.extend(_cpu_lines(document))
     lines.append(
         "raw SQLite TPC-B-shaped tps: "
         + ", ".join(

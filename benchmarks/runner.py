@@ -25,7 +25,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks import report, scratch, servers
+from benchmarks import cpu, report, scratch, servers
 from benchmarks.plan import Plan
 
 # Imported by `_import_measurements` while the first server starts, else where first used.
@@ -127,19 +127,30 @@ def _database_sections(
             service.wait_ready()
             handover.settle()
             noop = _section(
-                lambda: http_load.noop_curve(endpoint.base_url, plan),
+                lambda: http_load.noop_curve(endpoint.base_url, plan, _meters(endpoint, None)),
                 f"do-nothing endpoint, {workers} worker(s) (as for {db})",
             )
             noop["idle_request_ms"] = http_load.idle_latency_ms(endpoint.base_url)
             handover.release(noop_resources.pop_all())
         http = _section(
-            lambda: http_load.hands_curve(service.base_url, url, plan, handover.settle),
+            lambda: http_load.hands_curve(
+                service.base_url, url, plan, handover.settle, _meters(service, db)
+            ),
             f"HTTP hands on {db}, {workers} worker(s)",
         )
         http["idle_request_ms"] = http_load.idle_latency_ms(service.base_url)
         handover.release(service_resources.pop_all())
     http["workers"] = noop["workers"] = workers
     return http, noop
+
+
+def _meters(server: servers.Server, database: str | None) -> dict[str, cpu.Meter]:
+    """Whose CPU a load point reads: the server's processes, PostgreSQL's when the load
+    runs against it, and the load generator's (this process)."""
+    meters = {"server": cpu.process_group(server.pid), "load_generator": cpu.this_process}
+    if database == "postgresql":
+        meters["database"] = cpu.postgres()
+    return meters
 
 
 def _http_sections(

@@ -36,6 +36,8 @@ RATIOS = {
     "postgresql_hands_vs_noop_requests",
     "sqlite_hands_vs_noop_requests",
     "sqlite_hands_vs_raw_sqlite_tps",
+    "sqlite_hands_vs_noop_server_cpu",
+    "postgresql_hands_vs_noop_server_cpu",
     "ledger_postings_vs_limit_tps_1_client",
 }
 POINT = {"clients", "seconds", "requests_per_second", "errors", "latency_ms"}
@@ -73,6 +75,24 @@ def test_sqlite_hands_are_measured_at_every_client_count(document: dict[str, Any
         assert point["hands_per_second"] > 0
         assert {"p50", "p99"} <= point["latency_ms"].keys()
         assert _is_number(document["limits"]["sqlite_raw"]["points"][clients]["tps"])
+
+
+@pytest.mark.slow
+def test_each_load_point_reports_the_cpu_per_unit_of_the_processes_under_load(
+    document: dict[str, Any],
+) -> None:
+    sections = [document["http"]["sqlite"], document["limits"]["noop_http"]["sqlite"]]
+    postgres = document["http"].get("postgresql", {})
+    if postgres.get("available"):
+        sections.append(postgres)
+    for section in sections:
+        for point in section["points"].values():
+            used = point["cpu_ms_per_unit"]
+            assert _is_number(used["server"]) and used["server"] > 0
+            assert _is_number(used["load_generator"])
+            assert ("database" in used) == (section is postgres)
+    if postgres.get("available"):
+        assert _is_number(postgres["points"]["1"]["cpu_ms_per_unit"]["database"])
 
 
 @pytest.mark.slow

@@ -1,0 +1,49 @@
+"""CPU meters read the processes a load point runs on, from /proc: what a request costs
+each of them. Linux only, as the benchmark's CI is; elsewhere they read None."""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from benchmarks import cpu
+
+pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+
+_BUSY = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+
+
+def test_a_process_group_meter_counts_the_cpu_its_processes_spend() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _BUSY + "time.sleep(30)"], start_new_session=True
+    )
+    try:
+        meter = cpu.process_group(child.pid)
+        deadline = time.monotonic() + 20
+        spent = meter()
+        while spent is not None and spent < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            spent = meter()
+        assert spent is not None and spent >= 0.3
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_process_group_meter_leaves_out_other_groups() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:  # same group as this process: a meter of a group of its own sees nothing of it
+        assert cpu.process_group(child.pid)() == 0
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_load_generator_meter_grows_with_work_in_this_process() -> None:
+    before = cpu.this_process()
+    end = time.process_time() + 0.05
+    while time.process_time() < end:
+        pass
+    assert cpu.this_process() >= before + 0.04
