@@ -44,7 +44,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         dependencies={
             "database": Provide(provide_database, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
-            "principal": Provide(provide_principal, sync_to_thread=True),
+            "principal": Provide(provide_principal),
         },
         state=State(
             {

@@ -3,7 +3,6 @@
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 
-from anyio.to_thread import run_sync
 from litestar import Request, Response, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
@@ -82,7 +81,7 @@ async def require_idempotency_key(
     wrong with it; then the key must be there.
     """
     authenticator: Authenticator = connection.app.state.authenticator
-    await run_sync(authenticator.principal, connection.headers.get("authorization"))
+    await authenticator.resolve(connection.headers.get("authorization"))
     if not connection.headers.get(idempotency.HEADER):
         raise Problem(
             400, "idempotency_key_required", f"the {idempotency.HEADER} header is required"
@@ -110,9 +109,9 @@ def provide_settings(state: State) -> Settings:
     return settings
 
 
-def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
+async def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
     authenticator: Authenticator = state.authenticator
-    return authenticator.principal(request.headers.get("authorization"))
+    return await authenticator.resolve(request.headers.get("authorization"))
 
 
 def run_idempotent(

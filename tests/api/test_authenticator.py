@@ -1,5 +1,6 @@
 """Token resolution: cached briefly, so authenticating costs no query per request."""
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -52,3 +53,36 @@ def test_an_unknown_token_is_never_remembered(database: Database) -> None:
         authenticator.principal("Bearer cw_not-yet")
     with pytest.raises(Problem):
         authenticator.principal("Bearer cw_not-yet")
+
+
+def test_a_token_not_looked_up_yet_is_not_remembered(database: Database) -> None:
+    token = _issue(database)
+    authenticator = Authenticator(database, ttl_seconds=60)
+    assert authenticator.remembered(f"Bearer {token}") is None
+    first = authenticator.principal(f"Bearer {token}")
+    assert authenticator.remembered(f"Bearer {token}") == first
+
+
+def test_a_malformed_header_is_refused_without_a_lookup(database: Database) -> None:
+    authenticator = Authenticator(database, ttl_seconds=60)
+    with pytest.raises(Problem) as refused:
+        authenticator.remembered("Basic dXNlcjpwYXNz")
+    assert refused.value.code == "unauthorized"
+
+
+def test_resolving_from_the_event_loop_looks_up_a_new_token_then_remembers_it(
+    database: Database,
+) -> None:
+    token = _issue(database)
+    authenticator = Authenticator(database, ttl_seconds=60)
+    first = asyncio.run(authenticator.resolve(f"Bearer {token}"))
+    assert first.role is Role.AUDITOR
+    _forget_every_token(database)
+    assert asyncio.run(authenticator.resolve(f"Bearer {token}")) == first
+
+
+def test_resolving_an_unknown_token_from_the_event_loop_is_refused(database: Database) -> None:
+    authenticator = Authenticator(database, ttl_seconds=60)
+    with pytest.raises(Problem) as refused:
+        asyncio.run(authenticator.resolve("Bearer cw_not-yet"))
+    assert refused.value.code == "unauthorized"
