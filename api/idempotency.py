@@ -14,10 +14,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from litestar import Response
-from sqlalchemy import bindparam, select, text
+from sqlalchemy import Table, bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from api.auth import Principal
@@ -104,13 +104,13 @@ class Idempotency:
                 refusal = as_problem(error)
                 if refusal is None or refusal.status >= 500:
                     raise
-                session.add(
-                    _record(principal, key, request_fingerprint, refusal.status, refusal.body())
+                _record(
+                    session, principal, key, request_fingerprint, refusal.status, refusal.body()
                 )
                 answer: Response[Any] = _problem_response(refusal, headers={})
             else:
-                session.add(
-                    _record(principal, key, request_fingerprint, status_code, result.stored_form())
+                _record(
+                    session, principal, key, request_fingerprint, status_code, result.stored_form()
                 )
                 answer = Response(result, status_code=status_code)
         return answer
@@ -122,26 +122,44 @@ class Idempotency:
             raise _in_flight()
 
 
-# Every state-changing request runs this query: built once, with bound parameters.
-_RECORD_BY_KEY = select(IdempotencyRecord).where(
-    IdempotencyRecord.caller == bindparam("caller"), IdempotencyRecord.key == bindparam("key")
-)
+# Every state-changing request runs these: built once, with bound parameters, and in Core
+# rather than through the ORM (no identity map, no unit of work for a row nobody edits).
+_records = cast(Table, IdempotencyRecord.__table__)  # declarative types it as a FromClause
+_RECORD_BY_KEY = select(
+    _records.c.request_hash, _records.c.response_status, _records.c.response_body
+).where(_records.c.caller == bindparam("caller"), _records.c.key == bindparam("key"))
+_INSERT_RECORD = insert(_records)
 
 
-def _find(session: Session, caller: str, key: str) -> IdempotencyRecord | None:
-    return session.scalar(_RECORD_BY_KEY, {"caller": caller, "key": key})
+class _Stored(NamedTuple):
+    request_hash: str
+    response_status: int
+    response_body: Any
+
+
+def _find(session: Session, caller: str, key: str) -> _Stored | None:
+    row = session.execute(_RECORD_BY_KEY, {"caller": caller, "key": key}).first()
+    return None if row is None else _Stored(*row)
 
 
 def _record(
-    principal: Principal, key: str, request_fingerprint: str, status: int, body: Any
-) -> IdempotencyRecord:
-    return IdempotencyRecord(
-        caller=principal.caller,
-        key=key,
-        request_hash=request_fingerprint,
-        response_status=status,
-        response_body=body,
-        created_at=datetime.now(UTC),
+    session: Session,
+    principal: Principal,
+    key: str,
+    request_fingerprint: str,
+    status: int,
+    body: Any,
+) -> None:
+    session.execute(
+        _INSERT_RECORD,
+        {
+            "caller": principal.caller,
+            "key": key,
+            "request_hash": request_fingerprint,
+            "response_status": status,
+            "response_body": body,
+            "created_at": datetime.now(UTC),
+        },
     )
 
 
@@ -154,7 +172,7 @@ def _problem_response(refusal: Problem, headers: dict[str, str]) -> Response[Any
     )
 
 
-def _replay(record: IdempotencyRecord, request_fingerprint: str, model: type[M]) -> Response[Any]:
+def _replay(record: _Stored, request_fingerprint: str, model: type[M]) -> Response[Any]:
     if record.request_hash != request_fingerprint:
         raise _reused()
     headers = {REPLAYED_HEADER: "true"}
