@@ -14,19 +14,18 @@ from api.problems import Problem, not_found
 from casino.hand import HandStatus
 
 # Every hand runs these two queries: built once, with bound parameters.
-_LOCK_PLAYER = select(Player).where(Player.id == bindparam("player_id")).with_for_update()
+_LOCK_PLAYER = select(Player.id).where(Player.id == bindparam("player_id")).with_for_update()
 _UNFINISHED_HAND = select(HandRecord.id).where(
     HandRecord.player_id == bindparam("player_id"),
     HandRecord.status == HandStatus.AWAITING_DECISION.value,
 )
 
 
-def lock_player(session: Session, player_id: int) -> Player:
-    """Load a player and, on PostgreSQL, lock the row for the rest of the transaction."""
-    player = session.scalar(_LOCK_PLAYER, {"player_id": player_id})
-    if player is None:
+def lock_player(session: Session, player_id: int) -> None:
+    """Check that the player exists and, on PostgreSQL, lock the row for the rest of the
+    transaction (only the id is read: no caller needs the player loaded)."""
+    if session.scalar(_LOCK_PLAYER, {"player_id": player_id}) is None:
         raise not_found("player")
-    return player
 
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
