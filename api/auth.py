@@ -115,8 +115,7 @@ class Authenticator:
     def remembered(self, authorization: str | None) -> Principal | None:
         """The caller if their token is in memory and fresh, else None; never a query, so
         the event loop may call it (a malformed header is refused here too)."""
-        cached = self._known.get(_presented_hash(authorization))
-        return cached[0] if cached is not None and cached[1] > time.monotonic() else None
+        return self._fresh(_presented_hash(authorization))
 
     async def resolve(self, authorization: str | None) -> Principal:
         """`principal` from the event loop: from memory when it can, else in a worker
@@ -130,13 +129,16 @@ class Authenticator:
 
     def principal(self, authorization: str | None) -> Principal:
         presented = _presented_hash(authorization)
-        now = time.monotonic()
-        cached = self._known.get(presented)
-        if cached is not None and cached[1] > now:
-            return cached[0]
+        known = self._fresh(presented)
+        if known is not None:
+            return known
         with self._database.reading() as session:
             principal = _lookup(session, presented)
         if len(self._known) >= self._max_entries:
             self._known.clear()
-        self._known[presented] = (principal, now + self._ttl)
+        self._known[presented] = (principal, time.monotonic() + self._ttl)
         return principal
+
+    def _fresh(self, presented: str) -> Principal | None:
+        cached = self._known.get(presented)
+        return cached[0] if cached is not None and cached[1] > time.monotonic() else None
