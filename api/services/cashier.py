@@ -35,8 +35,9 @@ def _move(
 ) -> CashierReceipt:
     lock_player(session, player_id)
     _check_currency(session, currency, default_currency)
+    chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
-    cashier = chart.cashier(currency)
+    cashier = chart.cashier(currency, chain)
     open_account(session, wallet)
     open_account(session, cashier)
     transfer = (
@@ -52,7 +53,7 @@ def _move(
             transfers=(transfer,),
             reference=f"player:{player_id}",
         ),
-        chain=chain_for(str(player_id)),
+        chain=chain,
     )
     return CashierReceipt(
         transaction_id=posted.id,

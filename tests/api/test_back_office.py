@@ -1,5 +1,10 @@
 """Players, the cashier and tables, as operators run them."""
 
+from api.db.database import Database
+from api.settings import Settings
+from ledger import chart
+from ledger.chains import CHAINS, chain_for
+from ledger.posting import balances
 from tests.api.conftest import Caller, available, new_player
 
 
@@ -27,6 +32,28 @@ def test_a_deposit_reports_the_balance_after(operator: Caller) -> None:
     assert receipt["balance_after"] == 2_500
     assert receipt["transaction_id"] > 0
     assert available(player) == 2_500
+
+
+def test_cash_moves_through_the_cashier_account_of_the_players_chain(
+    operator: Caller, settings: Settings
+) -> None:
+    first, second = (new_player(operator, deposit=10_000)[1] for _ in range(2))
+    operator.post(
+        "/v1/cashier/withdrawals", {"player_id": first, "amount": 2_500, "currency": "USD"}
+    )
+    first_chain, second_chain = chain_for(str(first)), chain_for(str(second))
+    assert first_chain != second_chain
+    database = Database.connect(settings.database_url)
+    try:
+        with database.reading() as session:
+            codes = [chart.cashier("USD", chain).code for chain in range(1, CHAINS + 1)]
+            cashier = balances(session, codes)
+    finally:
+        database.dispose()
+    assert cashier == {
+        chart.cashier("USD", first_chain).code: 7_500,
+        chart.cashier("USD", second_chain).code: 10_000,
+    }
 
 
 def test_a_withdrawal_beyond_the_balance_is_refused_and_moves_nothing(operator: Caller) -> None:
