@@ -220,6 +220,11 @@ def _fetch(
     return by_reference
 
 
+# Execution options under which SQLAlchemy reads ahead of the caller (a buffered result holds
+# rows the driver's cursor no longer returns).
+_STREAMING_OPTIONS = ("stream_results", "yield_per")
+
+
 def driver_rows(connection: Connection, query: Select[Any]) -> list[tuple[Any, ...]]:
     """The query's rows exactly as the driver returns them: plain tuples.
 
@@ -227,7 +232,12 @@ def driver_rows(connection: Connection, query: Select[Any]) -> list[tuple[Any, .
     per hand: SQLAlchemy's `Row` objects cost about as much as the database's own work on
     the entries (half of that query's time on SQLite). Only for queries whose columns need no
     result processing: integers, text, and raw times (`RawTime`, converted by `aware_time`).
+    A streaming connection is read through SQLAlchemy instead: its result has already taken
+    the first row from the cursor.
     """
+    options = {**connection.get_execution_options(), **query.get_execution_options()}
+    if any(options.get(name) for name in _STREAMING_OPTIONS):
+        return [tuple(row) for row in connection.execute(query)]
     result = connection.execute(query)
     try:
         return list(result.cursor.fetchall())
