@@ -1,0 +1,135 @@
+"""Instructions per audited hand, counted by valgrind: `python -m benchmarks.instructions`.
+
+On this shared two-CPU host the same audit of the same chunk of hands takes 0.14 s of CPU in
+one minute and 0.24 s in the next, as other tenants come and go: a change worth a tenth is
+lost in that. The number of instructions the audit executes does not move with the host
+(`valgrind --tool=callgrind` counts them, identically run after run), so comparing it
+before and after a change shows what the change did. A diagnostic for comparing builds, not
+a throughput figure: instructions are not seconds (cache misses and the database's I/O
+cost time without costing instructions).
+
+Method: a scratch SQLite database is filled by the service functions (as the audit
+benchmark does), then audited under callgrind twice, once over the first `--hands` hands
+and once over three times as many. Everything fixed (the interpreter's start, imports,
+the first batch's compiled queries) is in both counts, so their difference divided by the
+difference in hands is the cost of one more hand, batches included.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import migrations
+from api.db.database import Database
+from api.services.audit import audit_hands, read_snapshot
+from benchmarks.audit_bench import HandFactory
+from benchmarks.plan import FULL
+from benchmarks.scratch import sqlite_scratch
+
+ROOT = Path(__file__).resolve().parent.parent
+BATCH = 500  # hands per audit batch: both counts cover whole batches
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def count_instructions(command: Sequence[str]) -> int:
+    """The instructions `command` executes from start to exit, as callgrind counts them."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise RuntimeError("valgrind is not installed (Debian package valgrind)")
+    finished = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        cwd=ROOT,
+        # Fixed string hashing: set and dict orders, and so the count, repeat run after run.
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if finished.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed under valgrind: {finished.stderr[-2000:]}")
+    found = _COLLECTED.search(finished.stderr)
+    if found is None:
+        raise RuntimeError(f"callgrind reported no count: {finished.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def per_unit(smaller: tuple[int, int], larger: tuple[int, int]) -> float:
+    """The marginal cost of one unit from two (units, instructions) runs that share their
+    fixed costs."""
+    (units_a, count_a), (units_b, count_b) = smaller, larger
+    if units_b <= units_a:
+        raise ValueError("the larger run must cover more units")
+    return (count_b - count_a) / (units_b - units_a)
+
+
+def audit_first_hands(database_url: str, hands: int) -> int:
+    """Audit hands 1..`hands` in one process; the number checked (what the count covers)."""
+    database = Database.connect(database_url)
+    try:
+        with read_snapshot(database.engine) as connection:
+            result = audit_hands(connection, batch=BATCH, through_id=hands)
+    finally:
+        database.dispose()
+    if result.mismatches:
+        raise RuntimeError(f"{len(result.mismatches)} hands did not match their replay")
+    return result.hands_checked
+
+
+def measure(hands: int) -> dict[str, object]:
+    """Instructions per audited hand, from audits of `hands` and of three times as many."""
+    sizes = (hands, 3 * hands)
+    with sqlite_scratch("instructions") as url:
+        migrations.upgrade(url)
+        database = Database.connect(url)
+        try:
+            HandFactory(database, FULL).grow_to(sizes[-1])
+        finally:
+            database.dispose()
+        counts = {
+            size: count_instructions(
+                [sys.executable, "-m", "benchmarks.instructions", "--audit-only", url, str(size)]
+            )
+            for size in sizes
+        }
+    return {
+        "measured": "api.services.audit.audit_hands, one process, SQLite",
+        "batch": BATCH,
+        "instructions": {str(size): count for size, count in counts.items()},
+        "instructions_per_hand": round(
+            per_unit((sizes[0], counts[sizes[0]]), (sizes[1], counts[sizes[1]]))
+        ),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.instructions",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--hands", type=int, default=1_000, help="the smaller audit's hands")
+    parser.add_argument(
+        "--audit-only",
+        nargs=2,
+        metavar=("URL", "HANDS"),
+        help=argparse.SUPPRESS,  # the audit that callgrind runs, in a process of its own
+    )
+    args = parser.parse_args()
+    if args.audit_only:
+        url, hands = args.audit_only
+        audit_first_hands(url, int(hands))
+        return 0
+    if args.hands < BATCH or args.hands % BATCH:
+        parser.error(f"--hands must be a multiple of {BATCH}")
+    print(json.dumps(measure(args.hands), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
