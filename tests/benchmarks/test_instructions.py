@@ -2,13 +2,14 @@
 and the audit it counts."""
 
 import shutil
+import subprocess
 import sys
 
 import pytest
 
 from api.db.database import Database
 from benchmarks.audit_bench import HandFactory
-from benchmarks.instructions import audit_first_hands, count_instructions, per_unit
+from benchmarks.instructions import ROOT, audit_first_hands, count_instructions, per_unit
 from benchmarks.plan import FULL
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
@@ -43,3 +44,22 @@ def test_the_counted_audit_checks_exactly_the_first_hands(database_url: str) -> 
     finally:
         database.dispose()
     assert audit_first_hands(database_url, 20) == 20
+
+
+def test_a_database_with_fewer_hands_than_asked_is_refused_rather_than_counted(
+    database_url: str,
+) -> None:
+    database = Database.connect(database_url)
+    try:
+        HandFactory(database, FULL).grow_to(10)
+    finally:
+        database.dispose()
+    finished = subprocess.run(
+        [sys.executable, "-m", "benchmarks.instructions", "--audit-only", database_url, "20"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert finished.returncode != 0
+    assert "holds 10 hands, not 20" in finished.stderr
