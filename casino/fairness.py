@@ -106,14 +106,17 @@ def draw_cards(seeds: HandSeeds, shoe: Sequence[str], count: int) -> tuple[str, 
     """The first `count` cards of the seeded shuffle of `shoe` (lazy Fisher-Yates from the top).
 
     Only the drawn positions are shuffled, yet the result equals the top of a full shuffle, so
-    a war re-derives the first deal's cards unchanged.
+    a war re-derives the first deal's cards unchanged. The shoe is not copied: the few
+    positions a swap has changed are kept in a dict (a hand draws 2 of 312 cards, a war 7).
     """
     if not 0 <= count <= len(shoe):
         raise ValueError(f"cannot draw {count} cards from a shoe of {len(shoe)}")
     stream = RandomStream(seeds)
-    cards = list(shoe)
-    size = len(cards)
+    size = len(shoe)
+    moved: dict[int, str] = {}  # position -> card, for the positions a swap has changed
+    drawn: list[str] = []
     for i in range(count):
         j = i + stream.below(size - i)
-        cards[i], cards[j] = cards[j], cards[i]
-    return tuple(cards[:count])
+        drawn.append(moved.get(j, shoe[j]))
+        moved[j] = moved.get(i, shoe[i])
+    return tuple(drawn)
