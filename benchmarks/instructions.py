@@ -24,16 +24,18 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from sqlalchemy import make_url
 
 import migrations
 from api.db.database import Database
-from api.services.audit import audit_hands, read_snapshot
 from benchmarks.audit_bench import HandFactory
+from benchmarks.audit_once import BATCH
 from benchmarks.plan import FULL
 from benchmarks.scratch import sqlite_scratch
 
 ROOT = Path(__file__).resolve().parent.parent
-BATCH = 500  # hands per audit batch: both counts cover whole batches
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -68,49 +70,43 @@ def per_unit(smaller: tuple[int, int], larger: tuple[int, int]) -> float:
     return (count_b - count_a) / (units_b - units_a)
 
 
-def audit_first_hands(database_url: str, hands: int) -> int:
-    """Audit hands 1..`hands` in one process; the number checked (what the count covers)."""
-    database = Database.connect(database_url)
-    try:
-        with read_snapshot(database.engine) as connection:
-            result = audit_hands(connection, batch=BATCH, through_id=hands)
-    finally:
-        database.dispose()
-    if result.mismatches:
-        raise RuntimeError(f"{len(result.mismatches)} hands did not match their replay")
-    return result.hands_checked
-
-
-def measure(hands: int, database: Path | None = None) -> dict[str, object]:
+def measure(hands: int, database: Path | None = None) -> dict[str, Any]:
     """Instructions per audited hand, from audits of `hands` and of three times as many.
 
     On a scratch database, or on the SQLite file `database`, filled first if it does not
     exist: two builds counted on the same file count the same hands (a fresh database deals
     other cards, and how many hands went to war moves the figure by about 1%).
     """
-    sizes = (hands, 3 * hands)
     if database is None:
         with sqlite_scratch("instructions") as url:
-            return _count(url, sizes, fill=True)
-    return _count(f"sqlite:///{database}", sizes, fill=not database.exists())
+            _fill(url, 3 * hands)
+            return count_audit(url, hands)
+    url = f"sqlite:///{database}"
+    if not database.exists():
+        _fill(url, 3 * hands)
+    return count_audit(url, hands)
 
 
-def _count(url: str, sizes: tuple[int, int], *, fill: bool) -> dict[str, object]:
-    if fill:
-        migrations.upgrade(url)
-        database = Database.connect(url)
-        try:
-            HandFactory(database, FULL).grow_to(sizes[-1])
-        finally:
-            database.dispose()
+def _fill(url: str, hands: int) -> None:
+    migrations.upgrade(url)
+    database = Database.connect(url)
+    try:
+        HandFactory(database, FULL).grow_to(hands)
+    finally:
+        database.dispose()
+
+
+def count_audit(url: str, hands: int) -> dict[str, Any]:
+    """Count the audit of the first `hands` hands and of three times as many, on a database
+    that holds at least that many; the counts and the cost per hand."""
+    sizes = (hands, 3 * hands)
     counts = [
-        count_instructions(
-            [sys.executable, "-m", "benchmarks.instructions", "--audit-only", url, str(size)]
-        )
+        count_instructions([sys.executable, "-m", "benchmarks.audit_once", url, str(size)])
         for size in sizes
     ]
     return {
-        "measured": "api.services.audit.audit_hands, one process, SQLite",
+        "measured": "api.services.audit.audit_hands, one process",
+        "database": make_url(url).get_backend_name(),
         "batch": BATCH,
         "instructions": {str(size): count for size, count in zip(sizes, counts, strict=True)},
         "instructions_per_hand": round(per_unit((sizes[0], counts[0]), (sizes[1], counts[1]))),
@@ -129,19 +125,7 @@ def main() -> int:
         type=Path,
         help="SQLite file to audit (filled first if missing), to count two builds on one",
     )
-    parser.add_argument(
-        "--audit-only",
-        nargs=2,
-        metavar=("URL", "HANDS"),
-        help=argparse.SUPPRESS,  # the audit that callgrind runs, in a process of its own
-    )
     args = parser.parse_args()
-    if args.audit_only:
-        url, hands = args.audit_only
-        checked = audit_first_hands(url, int(hands))
-        if checked != int(hands):
-            raise SystemExit(f"the database holds {checked} hands, not {hands}")
-        return 0
     if args.hands < BATCH or args.hands % BATCH:
         parser.error(f"--hands must be a multiple of {BATCH}")
     print(json.dumps(measure(args.hands, args.database), indent=2))

@@ -239,6 +239,11 @@ def text(document: dict[str, Any]) -> str:
             f"peak traced {point['peak_traced_mib']} MiB, RSS {point['rss_mib']} MiB, "
             f"mismatches {point['mismatches']}"
         )
+    counted = audit.get("instructions")
+    if counted is not None:
+        lines.append(
+            f"  instructions per audited hand (callgrind): {counted['instructions_per_hand']:,}"
+        )
     lines.append(f"simulation: {_fmt(document['simulation'].get('hands_per_second'))} hands/s")
     lines.append("")
     lines.append("goals:")

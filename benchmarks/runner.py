@@ -16,6 +16,7 @@ ten times a second: well under 1% of a CPU) until its turn.
 import importlib
 import os
 import platform
+import shutil
 import sqlite3
 import sys
 import threading
@@ -29,7 +30,14 @@ from benchmarks import cpu, report, scratch, servers
 from benchmarks.plan import Plan
 
 # Imported by `_import_measurements` while the first server starts, else where first used.
-MEASUREMENTS = ("http_load", "limits", "ledger_bench", "audit_bench", "simulation_bench")
+MEASUREMENTS = (
+    "http_load",
+    "limits",
+    "ledger_bench",
+    "audit_bench",
+    "instructions",
+    "simulation_bench",
+)
 
 
 def progress(message: str) -> None:
@@ -235,15 +243,32 @@ def _ledger_sections(
     return ledger
 
 
-def _audit_section(plan: Plan) -> dict[str, Any]:
-    """The audit on a SQLite database grown through the service functions."""
+def _audit_section(plan: Plan, unavailable: list[str]) -> dict[str, Any]:
+    """The audit on a SQLite database grown through the service functions, then, in full
+    runs, its cost counted in instructions on the same database."""
     from benchmarks import audit_bench
 
     progress(f"audit: growing a SQLite database to {plan.audit_sizes[-1]:,} hands")
     with scratch.sqlite_scratch("audit") as url:
         audit = audit_bench.audit_curve(url, plan)
+        audit["instructions"] = _audit_instructions(url, plan, unavailable)
     audit["database"] = "sqlite"
     return audit
+
+
+def _audit_instructions(url: str, plan: Plan, unavailable: list[str]) -> dict[str, Any] | None:
+    """Instructions per audited hand (`benchmarks.instructions`): the one audit figure the
+    host's other tenants do not move. None in quick runs, and without valgrind."""
+    from benchmarks import instructions
+
+    hands = plan.audit_instruction_hands
+    if hands is None:
+        return None
+    if shutil.which("valgrind") is None:
+        unavailable.append("valgrind not found: the audit's instructions were not counted")
+        return None
+    progress(f"audit: counting instructions over {hands:,} and {3 * hands:,} hands")
+    return instructions.count_audit(url, hands)
 
 
 def _simulation_section(plan: Plan) -> dict[str, Any]:
@@ -273,7 +298,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
         handover.settle()
     sqlite_raw = _sqlite_raw_section(plan)
     ledger = _ledger_sections(plan, postgres, databases)
-    audit = _audit_section(plan)
+    audit = _audit_section(plan, unavailable)
     simulation = _simulation_section(plan)
 
     document: dict[str, Any] = {
@@ -294,6 +319,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
             "bet": plan.bet,
             "pgbench_scale": plan.pgbench_scale,
             "audit_sizes": list(plan.audit_sizes),
+            "audit_instruction_hands": plan.audit_instruction_hands,
             "simulation_hands": plan.simulation_hands,
         },
         "http": http,

@@ -8,11 +8,12 @@ its errors; the quick plan must still exercise what it claims to.
 import threading
 import time
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
 
 from benchmarks.plan import FULL, QUICK
-from benchmarks.runner import Handover
+from benchmarks.runner import Handover, _audit_instructions
 
 
 def test_a_released_phase_closes_in_the_background_and_settle_waits_for_it() -> None:
@@ -93,6 +94,12 @@ def test_full_mode_keeps_the_documented_sizes() -> None:
     assert FULL.audit_sizes == (25_000, 50_000, 100_000) and FULL.audit_chunk is None
     assert FULL.simulation_hands == 200_000
     assert FULL.pgbench_scale == 8
+    assert FULL.audit_instruction_hands == 1_000
+
+
+def test_quick_mode_leaves_the_instruction_count_to_full_runs() -> None:
+    """Two counts under valgrind take about a minute: the quick run's whole budget."""
+    assert QUICK.audit_instruction_hands is None
 
 
 def test_quick_mode_measures_the_same_points_and_still_uses_the_audit_pool() -> None:
@@ -103,3 +110,18 @@ def test_quick_mode_measures_the_same_points_and_still_uses_the_audit_pool() -> 
     assert QUICK.audit_chunk is not None
     # Every size makes several chunks, so the parallel figures go through worker processes.
     assert all(size >= 2 * QUICK.audit_chunk for size in QUICK.audit_sizes)
+
+
+def test_a_plan_without_instruction_hands_counts_nothing() -> None:
+    unavailable: list[str] = []
+    assert _audit_instructions("sqlite:///never-opened.db", QUICK, unavailable) is None
+    assert unavailable == []
+
+
+def test_without_valgrind_the_instruction_count_is_reported_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no valgrind on it
+    unavailable: list[str] = []
+    assert _audit_instructions("sqlite:///never-opened.db", FULL, unavailable) is None
+    assert unavailable == ["valgrind not found: the audit's instructions were not counted"]

@@ -9,7 +9,8 @@ import pytest
 
 from api.db.database import Database
 from benchmarks.audit_bench import HandFactory
-from benchmarks.instructions import ROOT, audit_first_hands, count_instructions, per_unit
+from benchmarks.audit_once import audit_first_hands
+from benchmarks.instructions import ROOT, count_audit, count_instructions, per_unit
 from benchmarks.plan import FULL
 
 needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="needs valgrind")
@@ -55,7 +56,7 @@ def test_a_database_with_fewer_hands_than_asked_is_refused_rather_than_counted(
     finally:
         database.dispose()
     finished = subprocess.run(
-        [sys.executable, "-m", "benchmarks.instructions", "--audit-only", database_url, "20"],
+        [sys.executable, "-m", "benchmarks.audit_once", database_url, "20"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -63,3 +64,17 @@ def test_a_database_with_fewer_hands_than_asked_is_refused_rather_than_counted(
     )
     assert finished.returncode != 0
     assert "holds 10 hands, not 20" in finished.stderr
+
+
+@needs_valgrind
+@pytest.mark.slow
+def test_counting_the_audit_gives_the_cost_of_one_more_hand(database_url: str) -> None:
+    database = Database.connect(database_url)
+    try:
+        HandFactory(database, FULL).grow_to(3)
+    finally:
+        database.dispose()
+    counted = count_audit(database_url, 1)
+    smaller, larger = counted["instructions"]["1"], counted["instructions"]["3"]
+    assert 0 < smaller < larger
+    assert counted["instructions_per_hand"] == round((larger - smaller) / 2)

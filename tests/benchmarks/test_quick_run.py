@@ -143,6 +143,21 @@ def test_the_parallel_audit_is_measured_at_every_size_and_the_goal_names_the_bes
 
 
 @pytest.mark.slow
+def test_a_short_run_counts_no_instructions(document: dict[str, Any]) -> None:
+    assert document["settings"]["audit_instruction_hands"] is None
+    assert document["audit"]["instructions"] is None
+
+
+@pytest.mark.slow
 def test_the_text_report_renders(document: dict[str, Any]) -> None:
     rendered = text(document)
     assert "goals:" in rendered and "clients" in rendered
+
+
+@pytest.mark.slow
+def test_the_text_report_shows_the_instruction_count_of_a_full_run(
+    document: dict[str, Any],
+) -> None:
+    counted = {**document["audit"], "instructions": {"instructions_per_hand": 318_622}}
+    rendered = text({**document, "audit": counted})
+    assert "instructions per audited hand (callgrind): 318,622" in rendered
