@@ -285,6 +285,7 @@ def _simulation_section(plan: Plan) -> dict[str, Any]:
 def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
     """Run every measurement of `plan`; the whole result document."""
     began = time.perf_counter()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
     unavailable: list[str] = []
     postgres: scratch.PostgresServer | None = None
     if "postgresql" in plan.databases:
@@ -306,7 +307,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
 
     document: dict[str, Any] = {
         "mode": plan.mode,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "started_at": started_at,
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),

@@ -7,6 +7,7 @@ otherwise its figures must be reported unavailable (null), not crash the run.
 import json
 import math
 import os
+from datetime import UTC, datetime, timedelta
 from numbers import Real
 from typing import Any
 
@@ -62,6 +63,12 @@ def test_the_document_has_every_section_and_names_its_mode(document: dict[str, A
     assert document["mode"] == "tiny"
     assert set(document["ratios"]) == RATIOS
     assert {"pgbench", "sqlite_raw", "noop_http"} <= document["limits"].keys()
+
+
+@pytest.mark.slow
+def test_the_run_is_dated_from_its_start(document: dict[str, Any]) -> None:
+    started_at = datetime.fromisoformat(document["started_at"])
+    assert datetime.now(UTC) - started_at >= timedelta(seconds=document["seconds"] - 1)
 
 
 @pytest.mark.slow
