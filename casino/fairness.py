@@ -107,13 +107,14 @@ def draw_cards(seeds: HandSeeds, shoe: Sequence[str], count: int) -> tuple[str, 
 
     Only the drawn positions are shuffled, yet the result equals the top of a full shuffle, so
     a war re-derives the first deal's cards unchanged. The shoe is not copied: the few
-    positions a swap has changed are kept in a dict (a hand draws 2 of 312 cards, a war 7).
+    positions a swap has changed are kept in a dict (with the default rules a hand draws 2
+    of 312 cards, a war 7).
     """
     if not 0 <= count <= len(shoe):
         raise ValueError(f"cannot draw {count} cards from a shoe of {len(shoe)}")
     stream = RandomStream(seeds)
     size = len(shoe)
-    moved: dict[int, str] = {}  # position -> card, for the positions a swap has changed
+    moved: dict[int, str] = {}  # position -> the card a swap put there, drawn or not yet
     drawn: list[str] = []
     for i in range(count):
         j = i + stream.below(size - i)

@@ -5,7 +5,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from casino.fairness import HandSeeds, draw_cards
+from casino.fairness import HandSeeds, RandomStream, draw_cards
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import GameRules
 from casino.shoe import ordered_shoe
@@ -121,3 +121,23 @@ def test_the_shuffle_never_deals_one_shoe_position_twice(size: int, seeds: HandS
     positions = [str(index) for index in range(size)]  # every physical position distinct
     drawn = draw_cards(seeds, positions, size)
     assert sorted(drawn, key=int) == positions
+
+
+def _fisher_yates_over_a_copy(seeds: HandSeeds, shoe: list[str], count: int) -> list[str]:
+    """fairness.md's shuffle as it reads: swap each position with a later one, in a copy."""
+    stream, cards = RandomStream(seeds), list(shoe)
+    for i in range(count):
+        j = i + stream.below(len(cards) - i)
+        cards[i], cards[j] = cards[j], cards[i]
+    return cards[:count]
+
+
+@settings(max_examples=40)
+@given(st.integers(1, 8), st.integers(0, 2), hand_seeds, st.integers(0, 40))
+def test_drawing_without_copying_the_shoe_deals_what_a_shuffled_copy_deals(
+    decks: int, jokers: int, seeds: HandSeeds, count: int
+) -> None:
+    shoe = ordered_shoe(decks, jokers)
+    assert list(draw_cards(seeds, shoe, count)) == _fisher_yates_over_a_copy(
+        seeds, list(shoe), count
+    )
