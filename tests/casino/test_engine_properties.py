@@ -124,7 +124,7 @@ def test_the_shuffle_never_deals_one_shoe_position_twice(size: int, seeds: HandS
 
 
 def _fisher_yates_over_a_copy(seeds: HandSeeds, shoe: list[str], count: int) -> list[str]:
-    """fairness.md's shuffle as it reads: swap each position with a later one, in a copy."""
+    """docs/spec/fairness.md's shuffle as it reads: swap S[i] and S[j] in a copy, deal S[i]."""
     stream, cards = RandomStream(seeds), list(shoe)
     for i in range(count):
         j = i + stream.below(len(cards) - i)
