@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine
 
 from api.db.database import Database
-from api.db.models import HandRecord
+from api.services.audit import count_hands
 from benchmarks.audit_bench import HandFactory
 from benchmarks.audit_once import audit_first_hands
 from benchmarks.instructions import ROOT, count_audit, count_instructions, per_unit, prepared
@@ -31,7 +31,7 @@ def _hands_in(url: str) -> int:
     engine = create_engine(url)
     try:
         with engine.connect() as connection:
-            return int(connection.execute(select(func.count()).select_from(HandRecord)).one()[0])
+            return count_hands(connection, None, None)
     finally:
         engine.dispose()
 
