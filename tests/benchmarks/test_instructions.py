@@ -88,7 +88,7 @@ def test_a_database_with_fewer_hands_than_asked_is_refused_rather_than_counted(
 
 @needs_valgrind
 @pytest.mark.slow
-def test_a_refused_count_names_neither_the_database_url_nor_its_password(
+def test_a_refused_count_does_not_quote_the_database_url(
     database_url: str,
 ) -> None:
     _grow(database_url, 1)
