@@ -5,19 +5,21 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.plugins.pydantic import PydanticPlugin
 
-from api.auth import Authenticator
 from api.db.database import Database
-from api.idempotency import Idempotency
-from api.openapi import StrictRequestSchemaPlugin, openapi_config
-from api.problems import EXCEPTION_HANDLERS
-from api.routes.audit import AuditController
-from api.routes.common import provide_database, provide_principal, provide_settings
-from api.routes.hands import HandController, SeedController
-from api.routes.health import health, ready
-from api.routes.players import CashierController, PlayerController
-from api.routes.reports import ReportController
-from api.routes.tables import TableController
-from api.services.tables import ensure_standard_table
+from api.domain.audit.routes import AuditController
+from api.domain.cashier.routes import CashierController
+from api.domain.hands.routes import HandController
+from api.domain.players.routes import PlayerController
+from api.domain.reports.routes import ReportController
+from api.domain.seeds.routes import SeedController
+from api.domain.tables.routes import TableController
+from api.domain.tables.service import ensure_standard_table
+from api.domain.tokens.service import Authenticator
+from api.http.health import health, ready
+from api.http.idempotency import Idempotency
+from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
+from api.http.problems import EXCEPTION_HANDLERS
+from api.http.routing import provide_database, provide_principal, provide_settings
 from api.settings import Settings, get_settings
 
 

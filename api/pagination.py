@@ -3,7 +3,7 @@
 import base64
 import binascii
 
-from api.problems import validation_problem
+from api.errors import InvalidInput
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
@@ -24,7 +24,7 @@ def decode_cursor(cursor: str | None) -> int | None:
             raise ValueError(text)
         return int(value)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise validation_problem("cursor", "is not a cursor this service issued") from None
+        raise InvalidInput("cursor", "is not a cursor this service issued") from None
 
 
 def next_cursor(ids: list[int], limit: int) -> str | None:

@@ -5,7 +5,7 @@ war on a tie), many per database transaction, so the records and ledger transact
 exactly what the API writes, minus HTTP. At each size the audit is timed in one process,
 then run again under tracemalloc for its peak (and the process RSS is read): flat figures as
 the database grows mean the audit streams rather than loads everything. Then it is timed
-with one worker process per CPU (`api.services.audit_parallel`), as `casino-war audit` runs
+with one worker process per CPU (`api.domain.audit.parallel`), as `casino-war audit` runs
 it by default.
 """
 
@@ -22,10 +22,13 @@ from sqlalchemy.orm import Session
 
 import migrations
 from api.db.database import Database
-from api.services import cashier, players, tables
-from api.services import hands as hand_service
-from api.services.audit import BATCH, HandAuditResult, read_snapshot
-from api.services.audit_parallel import CHUNK, audit_hands_parallel
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import BATCH, HandAuditResult
+from api.domain.audit.parallel import CHUNK, audit_hands_parallel
+from api.domain.cashier import service as cashier
+from api.domain.hands import service as hand_service
+from api.domain.players import service as players
+from api.domain.tables import service as tables
 from benchmarks.plan import Plan
 from benchmarks.stats import rate
 from casino.hand import Action
@@ -159,8 +162,8 @@ def audit_curve(database_url: str, plan: Plan) -> dict[str, Any]:
         database.dispose()
     peaks = [point["peak_traced_mib"] for point in points.values()]
     return {
-        "function": "api.services.audit.audit_hands",
-        "parallel_function": "api.services.audit_parallel.audit_hands_parallel",
+        "function": "api.domain.audit.hands.audit_hands",
+        "parallel_function": "api.domain.audit.parallel.audit_hands_parallel",
         "jobs": jobs,
         "chunk": chunk,
         "generated_hands": factory.hands,

@@ -11,7 +11,8 @@ line, where other users' `ps` and valgrind's own report would show a password in
 import sys
 
 from api.db.database import Database
-from api.services.audit import audit_hands, read_snapshot
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import audit_hands
 
 # Hands per audit batch: a quarter of the audit's own 2,000, so that the counted sizes
 # (1,000 and 3,000 hands by default) are whole batches and the count stays under a minute.

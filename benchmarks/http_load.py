@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 
-from api.auth import Role, issue_token
 from api.db.database import Database
+from api.domain.tokens.service import Role, issue_token
 from benchmarks.cpu import Meter
 from benchmarks.plan import Plan
 from benchmarks.servers import tls_context

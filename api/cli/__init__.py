@@ -17,9 +17,9 @@ from casino.errors import GameError
 COMMAND_MODULES: Final = (
     "api.cli.game",
     "api.cli.service",
-    "api.cli.audit",
-    "api.cli.report",
-    "api.cli.hands",
+    "api.domain.audit.cli",
+    "api.domain.reports.cli",
+    "api.domain.hands.cli",
 )
 
 Handler = Callable[[argparse.Namespace], int]

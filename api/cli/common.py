@@ -3,8 +3,10 @@
 import argparse
 import json
 import sys
+from datetime import date
 from typing import Any, Final, TypeAlias
 
+from api.domain.reports.gaming_day import parse_day
 from casino.rules import GameRules
 
 EXIT_OK: Final = 0
@@ -107,3 +109,10 @@ def _int(text: str) -> int:
 def print_json(document: Any) -> None:
     """The one JSON document a `--json` command prints on stdout."""
     sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def iso_day(text: str) -> date:
+    try:
+        return parse_day(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

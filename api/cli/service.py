@@ -3,11 +3,11 @@
 import argparse
 
 import migrations
-from api.auth import Role, issue_token
 from api.cli.common import EXIT_OK, Subparsers
 from api.db.database import Database
+from api.domain.tables.service import ensure_standard_table
+from api.domain.tokens.service import Role, issue_token
 from api.server import serve
-from api.services.tables import ensure_standard_table
 from api.settings import get_settings
 
 

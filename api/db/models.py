@@ -6,7 +6,7 @@ their `reference` (`hand:<id>`), not by foreign keys, so the ledger stays ignora
 """
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -16,6 +16,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    Table,
     UniqueConstraint,
     text,
 )
@@ -151,3 +152,15 @@ class IdempotencyRecord(Base):
     response_status: Mapped[int] = mapped_column(Integer)
     response_body: Mapped[Any] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
+def _table(model: type[Base]) -> Table:
+    """The Core table behind a model, for the read paths that skip the ORM (audits, reports):
+    declarative types `__table__` only as a FromClause."""
+    return cast(Table, model.__table__)
+
+
+hands_table = _table(HandRecord)
+seed_pairs_table = _table(SeedPair)
+casino_tables_table = _table(CasinoTable)
+idempotency_table = _table(IdempotencyRecord)

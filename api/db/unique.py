@@ -4,11 +4,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from api.db.models import Base
-from api.problems import validation_problem
+from api.errors import InvalidInput
 
 
 def add_unique(session: Session, row: Base, *, field: str, message: str) -> None:
-    """Insert `row`; a duplicate `field` is a validation problem, never a 500.
+    """Insert `row`; a duplicate `field` is invalid input, never a 500.
 
     The database's unique constraint decides, inside a savepoint: a check-then-insert would
     let two concurrent requests both pass the check.
@@ -17,4 +17,4 @@ def add_unique(session: Session, row: Base, *, field: str, message: str) -> None
         with session.begin_nested():
             session.add(row)
     except IntegrityError:
-        raise validation_problem(field, message) from None
+        raise InvalidInput(field, message) from None

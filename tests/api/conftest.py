@@ -17,8 +17,8 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from api.app import create_app
-from api.auth import Role, issue_token
 from api.db.database import Database
+from api.domain.tokens.service import Role, issue_token
 from api.settings import Settings
 
 _keys = itertools.count()

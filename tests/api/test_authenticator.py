@@ -6,10 +6,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import delete
 
-from api.auth import Authenticator, Role, issue_token
 from api.db.database import Database
 from api.db.models import ApiToken
-from api.problems import Problem
+from api.domain.tokens.service import Authenticator, Role, issue_token
+from api.errors import DomainError
 
 
 @pytest.fixture
@@ -42,16 +42,16 @@ def test_a_token_is_looked_up_again_once_its_time_to_live_has_passed(database: D
     authenticator = Authenticator(database, ttl_seconds=0)
     assert authenticator.principal(f"Bearer {token}").role is Role.AUDITOR
     _forget_every_token(database)
-    with pytest.raises(Problem) as refused:
+    with pytest.raises(DomainError) as refused:
         authenticator.principal(f"Bearer {token}")
     assert refused.value.code == "unauthorized"
 
 
 def test_an_unknown_token_is_never_remembered(database: Database) -> None:
     authenticator = Authenticator(database, ttl_seconds=60)
-    with pytest.raises(Problem):
+    with pytest.raises(DomainError):
         authenticator.principal("Bearer cw_not-yet")
-    with pytest.raises(Problem):
+    with pytest.raises(DomainError):
         authenticator.principal("Bearer cw_not-yet")
 
 
@@ -65,7 +65,7 @@ def test_a_token_not_looked_up_yet_is_not_remembered(database: Database) -> None
 
 def test_a_malformed_header_is_refused_without_a_lookup(database: Database) -> None:
     authenticator = Authenticator(database, ttl_seconds=60)
-    with pytest.raises(Problem) as refused:
+    with pytest.raises(DomainError) as refused:
         authenticator.remembered("Basic dXNlcjpwYXNz")
     assert refused.value.code == "unauthorized"
 
@@ -83,6 +83,6 @@ def test_resolving_from_the_event_loop_looks_up_a_new_token_then_remembers_it(
 
 def test_resolving_an_unknown_token_from_the_event_loop_is_refused(database: Database) -> None:
     authenticator = Authenticator(database, ttl_seconds=60)
-    with pytest.raises(Problem) as refused:
+    with pytest.raises(DomainError) as refused:
         asyncio.run(authenticator.resolve("Bearer cw_not-yet"))
     assert refused.value.code == "unauthorized"

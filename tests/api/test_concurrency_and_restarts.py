@@ -5,8 +5,8 @@ from typing import Any
 
 import httpx
 
-from api.auth import Role
 from api.db.database import Database
+from api.domain.tokens.service import Role
 from ledger.verify import verify_ledger
 from tests.api.conftest import LiveServer, new_key
 

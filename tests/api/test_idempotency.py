@@ -3,9 +3,9 @@
 import pytest
 from sqlalchemy import text
 
-from api.auth import authenticate
 from api.db.database import Database
-from api.idempotency import Idempotency, advisory_lock_key
+from api.domain.tokens.service import authenticate
+from api.http.idempotency import Idempotency, advisory_lock_key
 from api.settings import Settings
 from tests.api.conftest import Caller, available, new_player
 

@@ -14,7 +14,7 @@ from litestar.testing import TestClient
 from schemathesis import checks
 
 from api.app import create_app
-from api.auth import Role
+from api.domain.tokens.service import Role
 from api.settings import Settings
 from tests.api.conftest import Caller, issue_test_token, new_player
 

@@ -8,9 +8,9 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from api.auth import Role
 from api.db.database import Database
-from api.problems import EXCEPTION_HANDLERS
+from api.domain.tokens.service import Role
+from api.http.problems import EXCEPTION_HANDLERS
 from api.settings import Settings
 from ledger.database import make_engine
 from tests.api.conftest import Caller, LiveServer, new_key

@@ -15,9 +15,11 @@ from sqlalchemy import Connection, Engine, func, select, text, update
 
 from api.db.database import Database
 from api.db.models import CasinoTable
-from api.schemas import HandView
-from api.services import cashier, hands, players
-from api.services.tables import ensure_standard_table
+from api.domain.cashier import service as cashier
+from api.domain.hands import service as hands
+from api.domain.hands.schemas import HandView
+from api.domain.players import service as players
+from api.domain.tables.service import ensure_standard_table
 from casino.hand import Action
 from ledger.chain import transaction_hash
 from ledger.chains import next_seq
@@ -203,7 +205,7 @@ class Caller:
 
 
 def token(database: Database, role: str, player_id: int | None = None) -> str:
-    from api.auth import Role, issue_token
+    from api.domain.tokens.service import Role, issue_token
 
     with database.transaction() as session:
         return issue_token(session, Role(role), name=f"test {role}", player_id=player_id)

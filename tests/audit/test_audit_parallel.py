@@ -12,8 +12,10 @@ from sqlalchemy import func, select
 
 from api.cli import main
 from api.db.database import Database
-from api.services.audit import HandAuditResult, audit_hands, hands_table, read_snapshot
-from api.services.audit_parallel import audit_hands_parallel
+from api.db.models import hands_table
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import HandAuditResult, audit_hands
+from api.domain.audit.parallel import audit_hands_parallel
 from tests.audit.support import (
     execute,
     new_player,

@@ -9,8 +9,9 @@ from freezegun import freeze_time
 
 from api.cli import main
 from api.db.database import Database
-from api.services.audit import audit_hands, read_snapshot
-from api.services.audit_ledger import audit_ledger
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import audit_hands
+from api.domain.audit.ledger import audit_ledger
 from tests.audit.support import (
     Caller,
     execute,

@@ -11,11 +11,12 @@ from sqlalchemy import Engine, select, update
 
 from api.cli import main
 from api.db.database import Database
-from api.db.models import CasinoTable, HandRecord, SeedPair
-from api.schemas import TableCreate
-from api.services import tables
-from api.services.audit import audit_hands, read_snapshot
-from api.services.audit_ledger import audit_ledger
+from api.db.models import CasinoTable, SeedPair, hands_table
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import audit_hands
+from api.domain.audit.ledger import audit_ledger
+from api.domain.tables import service as tables
+from api.domain.tables.schemas import TableCreate
 from ledger.schema import transactions
 from tests.audit.support import (
     Caller,
@@ -26,8 +27,6 @@ from tests.audit.support import (
     use_database,
 )
 from tests.ledger.tampering import drop_ledger_triggers
-
-hands_table = HandRecord.__table__
 
 
 def _cli_audit(

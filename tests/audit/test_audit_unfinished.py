@@ -9,9 +9,10 @@ from freezegun import freeze_time
 from api.cli import main
 from api.db.database import Database
 from api.db.models import HandRecord
-from api.services import cashier
-from api.services.audit import audit_hands, read_snapshot
-from api.services.unfinished import resolve_abandoned, unfinished_hands
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import audit_hands
+from api.domain.cashier import service as cashier
+from api.domain.hands.unfinished import resolve_abandoned, unfinished_hands
 from ledger.posting import balance
 from tests.audit.support import (
     Caller,

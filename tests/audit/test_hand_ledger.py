@@ -6,8 +6,8 @@ from sqlalchemy import Select, String, cast, select, type_coerce
 from sqlalchemy.types import NullType
 
 from api.db.database import Database
-from api.services.audit import read_snapshot
-from api.services.hand_ledger import AccountCodes, driver_rows, fetch_hand_ledger, reference
+from api.db.snapshot import read_snapshot
+from api.domain.hands.ledger import AccountCodes, driver_rows, fetch_hand_ledger, reference
 from ledger import chart
 from ledger.chains import chain_for
 from ledger.schema import entries, transactions

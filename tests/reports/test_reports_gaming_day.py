@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.services.gaming_day import day_bounds, day_start, gaming_day
+from api.domain.reports.gaming_day import day_bounds, day_start, gaming_day
 
 NEW_YORK = ZoneInfo("America/New_York")
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from api.cli import main
 from api.db.database import Database
-from api.services.payouts import SettledHand, aggregate, odds_for_rules
+from api.domain.reports.payouts import SettledHand, aggregate, odds_for_rules
 from casino.rules import TableRules
 from tests.audit.support import Caller, execute, new_player, play_settled, play_tie, use_database
 from tests.reports.conftest import START_HOUR, ZONE

@@ -1,0 +1,196 @@
+"""`casino-war audit`: replay every hand of a period and check the whole ledger.
+
+Hands are selected by `created_at`, in gaming days (`CASINO_WAR_GAMING_DAY_TIMEZONE`,
+`CASINO_WAR_GAMING_DAY_START_HOUR`), both dates inclusive; with no dates, every hand. The
+ledger checks always cover the whole ledger (a hash chain cannot be checked in part). Exit 1
+naming every hand or ledger row that does not match, 0 when clean.
+
+Hands are replayed by `--jobs` processes (default: one per CPU) in id ranges of `--chunk`
+hands; the ledger checks run here. A period of at most one chunk is replayed in process.
+"""
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from sqlalchemy import func, select
+
+from api.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEM,
+    Subparsers,
+    UsageError,
+    iso_day,
+    positive_int,
+    print_json,
+)
+from api.db.database import Database
+from api.db.snapshot import read_snapshot
+from api.domain.audit.hands import count_hands
+from api.domain.audit.ledger import PeriodAudit, audit_period
+from api.domain.audit.parallel import CHUNK
+from api.domain.reports.gaming_day import day_start
+from api.settings import get_settings
+from ledger.schema import transactions
+
+
+def register(subparsers: Subparsers) -> None:
+    audit = subparsers.add_parser(
+        "audit",
+        help="replay every hand in the range and check the ledger",
+        description="Replay every hand created in the range (gaming days, inclusive) from "
+        "its seeds and recorded rules, compare it with its record and its ledger "
+        "transactions, and verify the whole ledger. Exit 1 on any discrepancy.",
+    )
+    audit.add_argument("--from", dest="first", type=iso_day, help="first gaming day")
+    audit.add_argument("--to", dest="last", type=iso_day, help="last gaming day, inclusive")
+    audit.add_argument("--json", action="store_true", help="print one JSON document")
+    audit.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=os.cpu_count() or 1,
+        help="processes replaying hands; 1: all in this process (default: CPUs, %(default)s)",
+    )
+    audit.add_argument(
+        "--chunk",
+        type=positive_int,
+        default=CHUNK,
+        help="hands per unit of work handed to a process (%(default)s)",
+    )
+    audit.set_defaults(handler=_audit)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Progress]:
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+        disable=not enabled,
+    )
+    with progress:
+        yield progress
+
+
+def _range(args: argparse.Namespace) -> tuple[datetime | None, datetime | None]:
+    settings = get_settings()
+    if args.first and args.last and args.first > args.last:
+        raise UsageError("--from must not be after --to")
+    zone, hour = settings.time_zone, settings.gaming_day_start_hour
+    start = day_start(args.first, zone, hour) if args.first else None
+    end = day_start(date.fromordinal(args.last.toordinal() + 1), zone, hour) if args.last else None
+    return start, end
+
+
+def _audit(args: argparse.Namespace) -> int:
+    start, end = _range(args)
+    database = Database.connect(get_settings().database_url)
+    try:
+        with read_snapshot(database.engine) as connection, _progress(True) as progress:
+            hand_total = count_hands(connection, start, end)
+            txn_total = connection.execute(
+                select(func.count()).select_from(transactions)
+            ).scalar_one()
+            hands_task = progress.add_task("replaying hands", total=hand_total)
+            ledger_task = progress.add_task("verifying ledger", total=int(txn_total))
+
+            def advance(task: TaskID) -> Any:
+                return lambda done: progress.update(task, completed=done)
+
+            result = audit_period(
+                connection,
+                start,
+                end,
+                advance(hands_task),
+                advance(ledger_task),
+                jobs=args.jobs,
+                chunk=args.chunk,
+            )
+    finally:
+        database.dispose()
+    if args.json:
+        print_json(result.as_dict())
+    else:
+        _print_summary(result)
+    return EXIT_OK if result.ok else EXIT_PROBLEM
+
+
+def _print_summary(result: PeriodAudit) -> None:
+    hands = result.hands
+    out = sys.stdout.write
+    span = (
+        f"{result.start.isoformat() if result.start else 'the beginning'} to "
+        f"{result.end.isoformat() if result.end else 'now'} (UTC, by created_at)"
+    )
+    out(f"hands {span}\n")
+    out(
+        f"  {hands.hands_checked} replayed ({hands.settled} settled, "
+        f"{hands.awaiting_decision} awaiting a decision) in {hands.seconds:.2f} s "
+        f"({hands.hands_per_second:,.0f} hands/s, {_processes(hands.jobs)}): "
+        f"{len(hands.mismatches)} mismatched\n"
+    )
+    for mismatch in hands.mismatches:
+        details = "; ".join(
+            f"{d.field}: recorded {d.recorded!r}, derived {d.derived!r}"
+            + (f" (ledger transactions {list(d.transaction_ids)})" if d.transaction_ids else "")
+            for d in mismatch.differences
+        )
+        out(f"  MISMATCH hand {mismatch.hand_id}: {details}\n")
+    ledger = result.ledger.as_dict()
+    out("ledger\n")
+    out(
+        f"  {ledger['hash_chain']['transactions_checked']} transactions, "
+        f"{ledger['trial_balance']['entries_checked']} entries, "
+        f"{ledger['stored_balances']['accounts_checked']} accounts\n"
+    )
+    for name in (
+        "hash_chain",
+        "trial_balance",
+        "stored_balances",
+        "held_for_unsettled_hands",
+        "hand_references",
+        "nonce_continuity",
+    ):
+        section = ledger[name]
+        out(f"  {name.replace('_', ' ')}: {'ok' if section['ok'] else 'FAILED'}\n")
+        for problem in section["problems"]:
+            out(_problem_line(problem))
+    for problem in ledger["other_problems"]:
+        out(_problem_line(problem))
+    for held in ledger["held_for_unsettled_hands"]["by_currency"]:
+        out(
+            f"  held {held['currency']}: {held['held']} for {held['unsettled_hands']} "
+            f"unsettled hands staking {held['unsettled_stakes']}\n"
+        )
+    out("  chain heads (file them outside the database; the next audit must still contain them):\n")
+    for head in ledger["hash_chain"]["heads"]:
+        out(f"    chain {head['chain']}: seq {head['seq']} hash {head['hash']}\n")
+    out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
+
+
+def _processes(jobs: int) -> str:
+    return "in process" if jobs == 1 else f"{jobs} processes"
+
+
+def _problem_line(problem: dict[str, Any]) -> str:
+    seq = f" (seq {problem['seq']})" if problem.get("seq") is not None else ""
+    return (
+        f"  PROBLEM {problem['table']} row {problem['row_id']}{seq}: "
+        f"{problem['code']}: {problem['detail']}\n"
+    )

@@ -1,0 +1,124 @@
+"""Hands awaiting a decision, and the house resolving the abandoned ones.
+
+A tie waits for the player. Once it has waited longer than `decision_timeout_seconds` the
+house resolves it with `abandoned_tie_action`: surrender by default, because resolving must
+never take more of the player's money without their consent. If `war` is configured and the
+wallet cannot cover the raise, the hand is surrendered instead. A table that forbids
+surrender leaves a configured surrender nothing to do: the hand is skipped and reported, for
+a person to settle with the player. Each hand is resolved in its own transaction, recorded
+with `decided_by = "timeout"`.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from api.db.database import Database
+from api.db.models import hands_table
+from api.domain.hands.schemas import UnfinishedHandView
+from api.domain.hands.service import decide_hand
+from api.errors import DomainError
+from casino.errors import SurrenderNotAllowed
+from casino.hand import Action, HandStatus
+from ledger.errors import LimitExceeded
+
+Resolution = Literal["surrender", "war", "skipped"]
+
+
+def unfinished_hands(
+    session: Session, timeout_seconds: int, now: datetime | None = None
+) -> list[UnfinishedHandView]:
+    """Every hand awaiting a decision, oldest first (there is at most one per player)."""
+    moment = now or datetime.now(UTC)
+    h = hands_table.c
+    rows = session.execute(
+        select(
+            h.id,
+            h.player_id,
+            h.table_id,
+            h.currency,
+            h.bet,
+            h.tie_bet,
+            h.total_staked,
+            h.player_card,
+            h.dealer_card,
+            h.created_at,
+        )
+        .where(h.status == HandStatus.AWAITING_DECISION.value)
+        .order_by(h.created_at, h.id)
+    ).all()
+    limit = timedelta(seconds=timeout_seconds)
+    return [
+        UnfinishedHandView(
+            id=row.id,
+            player_id=row.player_id,
+            table_id=row.table_id,
+            currency=row.currency,
+            bet=row.bet,
+            tie_bet=row.tie_bet,
+            total_staked=row.total_staked,
+            player_card=row.player_card,
+            dealer_card=row.dealer_card,
+            created_at=row.created_at,
+            waiting_seconds=int((moment - row.created_at).total_seconds()),
+            overdue=moment - row.created_at > limit,
+        )
+        for row in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedHand:
+    hand_id: int
+    resolution: Resolution
+    reason: str
+    outcome: str | None = None
+    net: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "hand_id": self.hand_id,
+            "resolution": self.resolution,
+            "reason": self.reason,
+            "outcome": self.outcome,
+            "net": self.net,
+        }
+
+
+def _decide(database: Database, hand_id: int, action: Action, reason: str) -> ResolvedHand:
+    with database.transaction() as session:
+        view = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
+    return ResolvedHand(hand_id, action.value, reason, view.outcome, view.net)
+
+
+def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
+    """Resolve one abandoned hand in its own transaction(s)."""
+    try:
+        if configured is Action.WAR:
+            try:
+                return _decide(database, hand_id, Action.WAR, "timeout")
+            except LimitExceeded:
+                reason = "the wallet cannot cover the raise: surrendered instead"
+                return _decide(database, hand_id, Action.SURRENDER, reason)
+        return _decide(database, hand_id, Action.SURRENDER, "timeout")
+    except SurrenderNotAllowed:
+        reason = "the table forbids surrender, and war would take money without consent"
+        return ResolvedHand(hand_id, "skipped", reason)
+    except DomainError as problem:  # decided by the player meanwhile, or gone
+        return ResolvedHand(hand_id, "skipped", f"{problem.code}: {problem.detail}")
+
+
+def resolve_abandoned(
+    database: Database,
+    timeout_seconds: int,
+    configured: Literal["surrender", "war"],
+    now: datetime | None = None,
+) -> list[ResolvedHand]:
+    """Resolve every hand that has waited longer than the timeout."""
+    with database.reading() as session:
+        overdue = [h.id for h in unfinished_hands(session, timeout_seconds, now) if h.overdue]
+    action = Action(configured)
+    return [resolve_one(database, hand_id, action) for hand_id in overdue]

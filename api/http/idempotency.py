@@ -1,0 +1,190 @@
+"""Idempotent execution of state-changing requests (api.md: Idempotency-Key).
+
+A key's record is written in the same database transaction as the request's effects, so a
+retried request can never bet twice: both committed or neither did. A refusal by the game,
+the ledger or the service (a 4xx problem) is remembered too: the work runs in a savepoint
+that the refusal rolls back, and the refusal is recorded in the same transaction, while the
+key is still held. The key then replays that refusal, and the request itself left no trace
+in the money. Send a new key to try again.
+"""
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, TypeVar
+
+from litestar import Response
+from sqlalchemy import bindparam, insert, select, text
+from sqlalchemy.orm import Session
+
+from api.db.database import Database
+from api.db.models import idempotency_table
+from api.domain.tokens.service import Principal
+from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
+from api.http.schemas import ResponseBody
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 255
+
+M = TypeVar("M", bound=ResponseBody)
+
+IN_FLIGHT = "idempotency_in_flight"
+REUSED = "idempotency_key_reused"
+
+
+def _in_flight() -> Problem:
+    return Problem(409, IN_FLIGHT, "a request with this Idempotency-Key is still running")
+
+
+def _reused() -> Problem:
+    return Problem(422, REUSED, "this Idempotency-Key was used with a different request")
+
+
+def fingerprint(method: str, path: str, body: Any) -> str:
+    """What 'the same request' means: the same method, path and (canonical) JSON body."""
+    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def advisory_lock_key(caller: str, key: str) -> int:
+    digest = hashlib.sha256(f"{caller}\x00{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class Idempotency:
+    """Runs each (caller, key) at most once and replays its first response afterwards."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+        self._running: set[tuple[str, str]] = set()
+        self._running_lock = threading.Lock()
+
+    @contextmanager
+    def in_flight(self, caller: str, key: str) -> Iterator[None]:
+        """Mark a key as running in this process; a second request for it is refused.
+
+        Other processes see the key through a PostgreSQL advisory lock (`_claim`); SQLite
+        serialises writers across processes, so there a second request waits and replays.
+        """
+        with self._running_lock:
+            if (caller, key) in self._running:
+                raise _in_flight()
+            self._running.add((caller, key))
+        try:
+            yield
+        finally:
+            with self._running_lock:
+                self._running.discard((caller, key))
+
+    def run(
+        self,
+        principal: Principal,
+        key: str,
+        request_fingerprint: str,
+        model: type[M],
+        operation: Callable[[Session], M],
+        *,
+        status_code: int,
+    ) -> Response[Any]:
+        with self.in_flight(principal.caller, key), self._database.transaction() as session:
+            self._claim(session, principal.caller, key)
+            record = _find(session, principal.caller, key)
+            if record is not None:
+                return _replay(record, request_fingerprint, model)
+            try:
+                # The work runs in a savepoint: a refusal rolls it back entirely and is
+                # recorded in the same transaction, while the key is still held.
+                with session.begin_nested():
+                    result = operation(session)
+            except Exception as error:
+                refusal = as_problem(error)
+                if refusal is None or refusal.status >= 500:
+                    raise
+                _record(
+                    session, principal, key, request_fingerprint, refusal.status, refusal.body()
+                )
+                answer: Response[Any] = _problem_response(refusal, headers={})
+            else:
+                _record(
+                    session, principal, key, request_fingerprint, status_code, result.stored_form()
+                )
+                answer = Response(result, status_code=status_code)
+        return answer
+
+    def _claim(self, session: Session, caller: str, key: str) -> None:
+        if self._database.is_postgresql and not session.scalar(
+            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
+        ):
+            raise _in_flight()
+
+
+# Every state-changing request runs these: built once, with bound parameters, and in Core
+# rather than through the ORM (no identity map, no unit of work for a row nobody edits).
+_records = idempotency_table
+_RECORD_BY_KEY = select(
+    _records.c.request_hash, _records.c.response_status, _records.c.response_body
+).where(_records.c.caller == bindparam("caller"), _records.c.key == bindparam("key"))
+_INSERT_RECORD = insert(_records)
+
+
+class _Stored(NamedTuple):
+    request_hash: str
+    response_status: int
+    response_body: Any
+
+
+def _find(session: Session, caller: str, key: str) -> _Stored | None:
+    row = session.execute(_RECORD_BY_KEY, {"caller": caller, "key": key}).first()
+    return None if row is None else _Stored(*row)
+
+
+def _record(
+    session: Session,
+    principal: Principal,
+    key: str,
+    request_fingerprint: str,
+    status: int,
+    body: Any,
+) -> None:
+    session.execute(
+        _INSERT_RECORD,
+        {
+            "caller": principal.caller,
+            "key": key,
+            "request_hash": request_fingerprint,
+            "response_status": status,
+            "response_body": body,
+            "created_at": datetime.now(UTC),
+        },
+    )
+
+
+def _problem_response(refusal: Problem, headers: dict[str, str]) -> Response[Any]:
+    return Response(
+        refusal.body(),
+        status_code=refusal.status,
+        media_type=PROBLEM_MEDIA_TYPE,
+        headers={**refusal.headers, **headers},
+    )
+
+
+def _replay(record: _Stored, request_fingerprint: str, model: type[M]) -> Response[Any]:
+    if record.request_hash != request_fingerprint:
+        raise _reused()
+    headers = {REPLAYED_HEADER: "true"}
+    if record.response_status >= 400:
+        return Response(
+            record.response_body,
+            status_code=record.response_status,
+            media_type=PROBLEM_MEDIA_TYPE,
+            headers=headers,
+        )
+    return Response(
+        model.model_validate(record.response_body),
+        status_code=record.response_status,
+        headers=headers,
+    )

@@ -1,0 +1,42 @@
+"""The OpenAPI document: configuration, and what Litestar's generator leaves out."""
+
+from litestar._openapi.schema_generation import SchemaCreator
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, Schema, SecurityScheme
+from litestar.plugins.pydantic import PydanticSchemaPlugin
+from litestar.typing import FieldDefinition
+from litestar.utils.predicates import is_class_and_subclass
+
+from api.http.schemas import RequestBody
+
+API_VERSION = "1.0.0"
+
+
+class StrictRequestSchemaPlugin(PydanticSchemaPlugin):
+    """Documents what request models enforce: unknown fields are refused.
+
+    Without `additionalProperties: false` clients (and schema-driven fuzzers) would rightly
+    expect extra fields to be ignored.
+    """
+
+    def to_openapi_schema(
+        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
+    ) -> Schema:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        if is_class_and_subclass(field_definition.annotation, RequestBody):
+            schema.additional_properties = False
+        return schema
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="Casino War",
+        version=API_VERSION,
+        description="Provably fair Casino War with a tamper-evident double-entry ledger.",
+        path="/schema",
+        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        components=Components(
+            security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}
+        ),
+    )

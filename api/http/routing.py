@@ -1,0 +1,133 @@
+"""What every route needs: the caller, the database, idempotency and documented errors."""
+
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from litestar import Request, Response, post
+from litestar.connection import ASGIConnection
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.handlers import BaseRouteHandler, HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import SecurityRequirement
+from litestar.params import HeaderParameter, PathParameter, QueryParameter
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from api.db.database import Database
+from api.domain.tokens.service import Authenticator, Principal
+from api.http import idempotency
+from api.http.problems import PROBLEM_MEDIA_TYPE, Problem
+from api.http.schemas import MAX_ID, ResponseBody
+from api.settings import Settings
+
+M = TypeVar("M", bound=ResponseBody)
+
+BEARER: list[SecurityRequirement] = [{"bearer": []}]
+"""Every route but the probes needs a bearer token (documented on each controller)."""
+
+DatabaseDependency = NamedDependency[Database]
+PrincipalDependency = NamedDependency[Principal]
+SettingsDependency = NamedDependency[Settings]
+
+IdempotencyKey = Annotated[
+    str,
+    HeaderParameter(
+        name=idempotency.HEADER,
+        required=True,
+        min_length=1,
+        max_length=idempotency.MAX_KEY_LENGTH,
+        description="1-255 characters, scoped to the caller: a retry with the same key and body "
+        "replays the first response.",
+    ),
+]
+PathId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]
+QueryId = Annotated[int | None, QueryParameter(ge=1, le=MAX_ID, required=False)]
+Limit = Annotated[int, QueryParameter(ge=1, le=200, description="Page size (1-200).")]
+Cursor = Annotated[
+    str | None, QueryParameter(required=False, description="next_cursor of the previous page.")
+]
+
+
+class ProblemDetails(BaseModel):
+    """RFC 9457 problem details; `code` is the machine-readable reason."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    code: str
+    errors: list[dict[str, Any]] | None = None
+
+
+def problems(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI documentation of the problems a route can answer with."""
+    return {
+        status: ResponseSpec(
+            data_container=ProblemDetails,
+            media_type=PROBLEM_MEDIA_TYPE,
+            description="Problem details",
+        )
+        for status in (401, 422, *statuses)
+    }
+
+
+async def require_idempotency_key(
+    connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+) -> None:
+    """Guard of every state-changing POST, run before its parameters are parsed.
+
+    The caller is authenticated first, so an anonymous request is a 401 whatever else is
+    wrong with it; then the key must be there.
+    """
+    authenticator: Authenticator = connection.app.state.authenticator
+    await authenticator.resolve(connection.headers.get("authorization"))
+    if not connection.headers.get(idempotency.HEADER):
+        raise Problem(
+            400, "idempotency_key_required", f"the {idempotency.HEADER} header is required"
+        )
+
+
+def command(path: str, *problem_statuses: int, status_code: int = 201) -> HTTPRouteHandler:
+    """A state-changing POST: Idempotency-Key required, its problems documented."""
+    return post(
+        path,
+        sync_to_thread=True,
+        status_code=status_code,
+        guards=[require_idempotency_key],
+        responses=problems(400, *problem_statuses),
+    )
+
+
+def provide_database(state: State) -> Database:
+    database: Database = state.database
+    return database
+
+
+def provide_settings(state: State) -> Settings:
+    settings: Settings = state.settings
+    return settings
+
+
+async def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
+    authenticator: Authenticator = state.authenticator
+    return await authenticator.resolve(request.headers.get("authorization"))
+
+
+def run_idempotent(
+    request: Request[Any, Any, Any],
+    principal: Principal,
+    key: str,
+    body: BaseModel | None,
+    model: type[M],
+    operation: Callable[[Session], M],
+    *,
+    status_code: int,
+) -> Response[Any]:
+    """Run a state-changing request at most once per (caller, Idempotency-Key)."""
+    payload = body.model_dump(mode="json") if body is not None else None
+    request_fingerprint = idempotency.fingerprint(request.method, request.url.path, payload)
+    runner: idempotency.Idempotency = request.app.state.idempotency
+    return runner.run(
+        principal, key, request_fingerprint, model, operation, status_code=status_code
+    )

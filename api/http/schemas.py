@@ -1,0 +1,35 @@
+"""What every context's request and response bodies share: the base models and field types.
+
+Requests are strict: amounts must be JSON integers (never floats or strings) and unknown
+fields are refused, so a client's typo fails loudly instead of being ignored.
+"""
+
+from typing import Annotated, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+MAX_ID = 2**63 - 1  # ids are 64-bit: larger ones cannot exist
+Id = Annotated[int, Field(ge=1, le=MAX_ID)]
+Amount = Annotated[int, Field(ge=0, le=10**15)]
+PositiveAmount = Annotated[int, Field(gt=0, le=10**15)]
+Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+# Free text never holds control characters (PostgreSQL refuses NUL in text outright).
+_PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=_PRINTABLE)]
+Reference = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=_PRINTABLE)]
+
+
+class RequestBody(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class ResponseBody(BaseModel):
+    model_config = ConfigDict(frozen=True, serialize_by_alias=True, populate_by_name=True)
+
+    SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
+    """Fields shown once and never stored: an idempotent replay returns them as null."""
+
+    def stored_form(self) -> dict[str, Any]:
+        """The body as an idempotency record keeps it: every secret field nulled."""
+        body: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
+        return body | dict.fromkeys(self.SECRET_FIELDS)

@@ -1,1 +1,0 @@
-"""HTTP routes: thin adapters from requests to the services."""
