@@ -19,7 +19,12 @@ from api.http.health import health, ready
 from api.http.idempotency import Idempotency
 from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
 from api.http.problems import EXCEPTION_HANDLERS
-from api.http.routing import provide_database, provide_principal, provide_settings
+from api.http.routing import (
+    provide_command,
+    provide_database,
+    provide_principal,
+    provide_settings,
+)
 from api.settings import Settings, get_settings
 
 
@@ -47,6 +52,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             "database": Provide(provide_database, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),
             "principal": Provide(provide_principal),
+            "command": Provide(provide_command, sync_to_thread=False),
         },
         state=State(
             {

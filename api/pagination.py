@@ -2,11 +2,23 @@
 
 import base64
 import binascii
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from api.errors import InvalidInput
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing, newest or oldest first as the listing says."""
+
+    items: tuple[T, ...]
+    next_cursor: str | None
 
 
 def encode_cursor(last_id: int) -> str:

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple
 
-from litestar import Response
+from litestar import MediaType, Response
 from sqlalchemy import bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
@@ -29,8 +29,6 @@ from api.http.schemas import ResponseBody
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
-
-M = TypeVar("M", bound=ResponseBody)
 
 IN_FLIGHT = "idempotency_in_flight"
 REUSED = "idempotency_key_reused"
@@ -85,8 +83,7 @@ class Idempotency:
         principal: Principal,
         key: str,
         request_fingerprint: str,
-        model: type[M],
-        operation: Callable[[Session], M],
+        operation: Callable[[Session], ResponseBody],
         *,
         status_code: int,
     ) -> Response[Any]:
@@ -94,7 +91,7 @@ class Idempotency:
             self._claim(session, principal.caller, key)
             record = _find(session, principal.caller, key)
             if record is not None:
-                return _replay(record, request_fingerprint, model)
+                return _replay(record, request_fingerprint)
             try:
                 # The work runs in a savepoint: a refusal rolls it back entirely and is
                 # recorded in the same transaction, while the key is still held.
@@ -172,19 +169,14 @@ def _problem_response(refusal: Problem, headers: dict[str, str]) -> Response[Any
     )
 
 
-def _replay(record: _Stored, request_fingerprint: str, model: type[M]) -> Response[Any]:
+def _replay(record: _Stored, request_fingerprint: str) -> Response[Any]:
+    """The first response again, as stored: its JSON body, secrets nulled."""
     if record.request_hash != request_fingerprint:
         raise _reused()
-    headers = {REPLAYED_HEADER: "true"}
-    if record.response_status >= 400:
-        return Response(
-            record.response_body,
-            status_code=record.response_status,
-            media_type=PROBLEM_MEDIA_TYPE,
-            headers=headers,
-        )
+    media_type = PROBLEM_MEDIA_TYPE if record.response_status >= 400 else MediaType.JSON
     return Response(
-        model.model_validate(record.response_body),
+        record.response_body,
         status_code=record.response_status,
-        headers=headers,
+        media_type=media_type,
+        headers={REPLAYED_HEADER: "true"},
     )

@@ -1,7 +1,8 @@
 """What every route needs: the caller, the database, idempotency and documented errors."""
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 from litestar import Request, Response, post
 from litestar.connection import ASGIConnection
@@ -19,9 +20,8 @@ from api.domain.tokens.service import Authenticator, Principal
 from api.http import idempotency
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem
 from api.http.schemas import MAX_ID, ResponseBody
+from api.pagination import MAX_LIMIT
 from api.settings import Settings
-
-M = TypeVar("M", bound=ResponseBody)
 
 BEARER: list[SecurityRequirement] = [{"bearer": []}]
 """Every route but the probes needs a bearer token (documented on each controller)."""
@@ -43,7 +43,9 @@ IdempotencyKey = Annotated[
 ]
 PathId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]
 QueryId = Annotated[int | None, QueryParameter(ge=1, le=MAX_ID, required=False)]
-Limit = Annotated[int, QueryParameter(ge=1, le=200, description="Page size (1-200).")]
+Limit = Annotated[
+    int, QueryParameter(ge=1, le=MAX_LIMIT, description=f"Page size (1-{MAX_LIMIT}).")
+]
 Cursor = Annotated[
     str | None, QueryParameter(required=False, description="next_cursor of the previous page.")
 ]
@@ -114,20 +116,34 @@ async def provide_principal(request: Request[Any, Any, Any], state: State) -> Pr
     return await authenticator.resolve(request.headers.get("authorization"))
 
 
-def run_idempotent(
-    request: Request[Any, Any, Any],
-    principal: Principal,
-    key: str,
-    body: BaseModel | None,
-    model: type[M],
-    operation: Callable[[Session], M],
-    *,
-    status_code: int,
-) -> Response[Any]:
-    """Run a state-changing request at most once per (caller, Idempotency-Key)."""
-    payload = body.model_dump(mode="json") if body is not None else None
-    request_fingerprint = idempotency.fingerprint(request.method, request.url.path, payload)
-    runner: idempotency.Idempotency = request.app.state.idempotency
-    return runner.run(
-        principal, key, request_fingerprint, model, operation, status_code=status_code
-    )
+@dataclass(frozen=True, slots=True)
+class IdempotentCommand:
+    """The state-changing request being handled, ready to run its work at most once per
+    (caller, Idempotency-Key), answering with the route's status code."""
+
+    request: Request[Any, Any, Any]
+    principal: Principal
+    key: str
+
+    def run(
+        self, body: BaseModel | None, operation: Callable[[Session], ResponseBody]
+    ) -> Response[Any]:
+        payload = body.model_dump(mode="json") if body is not None else None
+        request_fingerprint = idempotency.fingerprint(
+            self.request.method, self.request.url.path, payload
+        )
+        runner: idempotency.Idempotency = self.request.app.state.idempotency
+        status_code = self.request.route_handler.status_code
+        assert status_code is not None  # `command` always sets it
+        return runner.run(
+            self.principal, self.key, request_fingerprint, operation, status_code=status_code
+        )
+
+
+def provide_command(
+    request: Request[Any, Any, Any], principal: Principal, idempotency_key: IdempotencyKey
+) -> IdempotentCommand:
+    return IdempotentCommand(request, principal, idempotency_key)
+
+
+CommandDependency = NamedDependency[IdempotentCommand]

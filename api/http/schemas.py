@@ -24,7 +24,11 @@ class RequestBody(BaseModel):
 
 
 class ResponseBody(BaseModel):
-    model_config = ConfigDict(frozen=True, serialize_by_alias=True, populate_by_name=True)
+    """A response body, built from what a service returns (its dataclasses' attributes)."""
+
+    model_config = ConfigDict(
+        frozen=True, serialize_by_alias=True, populate_by_name=True, from_attributes=True
+    )
 
     SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
     """Fields shown once and never stored: an idempotent replay returns them as null."""

@@ -20,10 +20,9 @@ from api.domain.audit.schemas import (
     LedgerIntegrity,
     LedgerTransactionView,
 )
-from api.domain.hands import service as hands
+from api.domain.hands.details import hand_details
 from api.domain.hands.ledger import reference
-from api.domain.hands.schemas import WarView
-from api.domain.tables import service as tables
+from api.domain.hands.schemas import HandView, WarView
 from api.domain.tables.schemas import Rules
 from api.errors import NotFound
 from casino.hand import Hand
@@ -124,7 +123,7 @@ def _recall(record: HandRecord) -> GameRecall:
             "first_deal": FirstDeal(player_card=record.player_card, dealer_card=record.dealer_card),
             "war": _war(record),
             "outcome": record.outcome,
-            "rules": tables.rules_view(record.rules),
+            "rules": Rules.model_validate(record.rules),
         }
     )
 
@@ -142,7 +141,9 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
     pair = session.get(SeedPair, record.seed_pair_id)
     differences = [AuditDifference.model_validate(d.as_dict()) for d in audit.differences]
     view = (
-        _fitting(lambda: hands.to_view(record, pair, reveal=True), differences)
+        _fitting(
+            lambda: HandView.model_validate(hand_details(record, pair, reveal=True)), differences
+        )
         if pair is not None
         else None
     )

@@ -1,10 +1,11 @@
 """Deposits and withdrawals: money entering and leaving the casino through the cashier."""
 
 import uuid
+from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy.orm import Session
 
-from api.domain.cashier.schemas import CashierReceipt
 from api.domain.players.service import offered_currencies
 from api.domain.players.turn import lock_player
 from api.errors import Refused
@@ -12,6 +13,17 @@ from ledger import chart
 from ledger.chains import chain_for
 from ledger.model import TransactionRequest, Transfer
 from ledger.posting import balance, open_account, post
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A cash movement as posted: the ledger transaction and the wallet after it."""
+
+    transaction_id: int
+    player_id: int
+    amount: int
+    currency: str
+    balance_after: int
 
 
 def _check_currency(session: Session, currency: str, default_currency: str) -> None:
@@ -26,12 +38,12 @@ def _check_currency(session: Session, currency: str, default_currency: str) -> N
 def _move(
     session: Session,
     *,
-    kind: str,
+    kind: Literal["deposit", "withdrawal"],
     player_id: int,
     amount: int,
     currency: str,
     default_currency: str,
-) -> CashierReceipt:
+) -> Receipt:
     lock_player(session, player_id)
     _check_currency(session, currency, default_currency)
     chain = chain_for(str(player_id))
@@ -54,7 +66,7 @@ def _move(
         ),
         chain=chain,
     )
-    return CashierReceipt(
+    return Receipt(
         transaction_id=posted.id,
         player_id=player_id,
         amount=amount,
@@ -65,7 +77,7 @@ def _move(
 
 def deposit(
     session: Session, player_id: int, amount: int, currency: str, default_currency: str
-) -> CashierReceipt:
+) -> Receipt:
     return _move(
         session,
         kind="deposit",
@@ -78,7 +90,7 @@ def deposit(
 
 def withdraw(
     session: Session, player_id: int, amount: int, currency: str, default_currency: str
-) -> CashierReceipt:
+) -> Receipt:
     """A withdrawal beyond the balance is refused by the wallet's limit in the ledger."""
     return _move(
         session,

@@ -1,8 +1,6 @@
-"""Fairness seeds and hands: what a player's front end calls while playing."""
+"""Hands: what a player's front end calls while playing, and history for the back office."""
 
-from typing import Any, Literal
-
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import FromQuery, JSONBody
 from litestar.response import Response
 
@@ -11,24 +9,18 @@ from api.domain.hands.schemas import Decision, HandOpen, HandPage, HandView
 from api.domain.tokens.service import Role
 from api.http.routing import (
     BEARER,
+    CommandDependency,
     Cursor,
     DatabaseDependency,
-    IdempotencyKey,
     Limit,
     PathId,
     PrincipalDependency,
     QueryId,
     command,
     problems,
-    run_idempotent,
 )
-from casino.hand import Action
-
-
-def _player_id(principal: PrincipalDependency) -> int:
-    principal.require(Role.PLAYER)
-    assert principal.player_id is not None
-    return principal.player_id
+from api.pagination import DEFAULT_LIMIT
+from casino.hand import Action, HandStatus
 
 
 class HandController(Controller):
@@ -39,44 +31,34 @@ class HandController(Controller):
     @command("/", 403, 404, 409)
     def open_hand(
         self,
-        request: Request[Any, Any, Any],
         data: JSONBody[HandOpen],
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        command: CommandDependency,
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
-        player_id = _player_id(principal)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
+        player_id = principal.own_player_id()
+        return command.run(
             data,
-            HandView,
-            lambda s: hands.open_hand(
-                s, player_id, data.table_id, data.bet, data.tie_bet, data.currency
+            lambda s: HandView.model_validate(
+                hands.open_hand(s, player_id, data.table_id, data.bet, data.tie_bet, data.currency)
             ),
-            status_code=201,
         )
 
     @command("/{hand_id:int}/decision", 403, 404, 409, status_code=200)
     def decide(
         self,
-        request: Request[Any, Any, Any],
         hand_id: PathId,
         data: JSONBody[Decision],
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        command: CommandDependency,
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
-        player_id = _player_id(principal)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
+        player_id = principal.own_player_id()
+        return command.run(
             data,
-            HandView,
-            lambda s: hands.decide_hand(s, hand_id, Action(data.action), player_id=player_id),
-            status_code=200,
+            lambda s: HandView.model_validate(
+                hands.decide_hand(s, hand_id, Action(data.action), player_id=player_id)
+            ),
         )
 
     @get("/{hand_id:int}", sync_to_thread=True, responses=problems(404))
@@ -85,26 +67,27 @@ class HandController(Controller):
     ) -> HandView:
         own = principal.player_id if principal.role is Role.PLAYER else None
         with database.reading() as session:
-            return hands.view_hand(
+            hand = hands.view_hand(
                 session, hand_id, player_id=own, reveal=principal.role is Role.AUDITOR
             )
+            return HandView.model_validate(hand)
 
     @get("/", sync_to_thread=True, responses=problems())
     def list_hands(
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        status: FromQuery[Literal["awaiting_decision", "settled"] | None] = None,
+        status: FromQuery[HandStatus | None] = None,
         table_id: QueryId = None,
         player_id: QueryId = None,
-        limit: Limit = 50,
+        limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> HandPage:
         """Hand history, newest first; a player sees only their own."""
         if principal.role is Role.PLAYER:
             player_id = principal.player_id
         with database.reading() as session:
-            return hands.list_hands(
+            page = hands.list_hands(
                 session,
                 player_id=player_id,
                 table_id=table_id,
@@ -113,3 +96,4 @@ class HandController(Controller):
                 limit=limit,
                 reveal=principal.role is Role.AUDITOR,
             )
+            return HandPage.model_validate(page)

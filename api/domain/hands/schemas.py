@@ -5,10 +5,10 @@ from typing import Literal
 
 from pydantic import Field
 
+from api.domain.hands.details import DecidedBy
 from api.domain.tables.schemas import Rules
 from api.http.schemas import Amount, Currency, Id, PositiveAmount, RequestBody, ResponseBody
-
-Outcome = Literal["player_win", "dealer_win", "surrender", "war_win", "war_tie", "war_loss"]
+from casino.hand import Action, HandStatus, Outcome
 
 
 class HandOpen(RequestBody):
@@ -41,7 +41,7 @@ class HandView(ResponseBody):
     id: int
     table_id: int
     player_id: int
-    status: Literal["awaiting_decision", "settled"]
+    status: HandStatus
     currency: str
     bet: int
     tie_bet: int
@@ -49,8 +49,8 @@ class HandView(ResponseBody):
     player_card: str
     dealer_card: str
     war: WarView | None
-    decision: Literal["war", "surrender"] | None
-    decided_by: Literal["player", "timeout"] | None
+    decision: Action | None
+    decided_by: DecidedBy | None
     outcome: Outcome | None
     total_staked: int
     total_returned: int | None

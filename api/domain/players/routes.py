@@ -1,8 +1,6 @@
-"""Players, wallets and the cashier."""
+"""Players and their wallets."""
 
-from typing import Any
-
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import JSONBody
 from litestar.response import Response
 
@@ -12,14 +10,13 @@ from api.domain.tokens.service import Role
 from api.errors import NotFound
 from api.http.routing import (
     BEARER,
+    CommandDependency,
     DatabaseDependency,
-    IdempotencyKey,
     PathId,
     PrincipalDependency,
     SettingsDependency,
     command,
     problems,
-    run_idempotent,
 )
 
 
@@ -30,41 +27,27 @@ class PlayerController(Controller):
     @command("/v1/players", 403, 409)
     def create_player(
         self,
-        request: Request[Any, Any, Any],
         data: JSONBody[PlayerCreate],
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        command: CommandDependency,
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
+        return command.run(
             data,
-            PlayerCreated,
-            lambda s: players.create_player(s, data.display_name, data.external_ref),
-            status_code=201,
+            lambda s: PlayerCreated.model_validate(
+                players.create_player(s, data.display_name, data.external_ref)
+            ),
         )
 
     @command("/v1/players/{player_id:int}/tokens", 403, 404, 409)
     def issue_token(
-        self,
-        request: Request[Any, Any, Any],
-        player_id: PathId,
-        principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        self, player_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[PlayerToken]:
         """Issue another bearer token for a player; earlier tokens keep working."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
-            None,
-            PlayerToken,
-            lambda s: players.issue_player_token(s, player_id),
-            status_code=201,
+        return command.run(
+            None, lambda s: PlayerToken.model_validate(players.issue_player_token(s, player_id))
         )
 
     @get("/v1/players/{player_id:int}", sync_to_thread=True, responses=problems(403, 404))
@@ -79,7 +62,7 @@ class PlayerController(Controller):
         if not principal.may_see_player(player_id):
             raise NotFound("player")
         with database.reading() as session:
-            return players.view_player(session, player_id, settings.currency)
+            return PlayerView.model_validate(players.wallet(session, player_id, settings.currency))
 
     @get("/v1/me", sync_to_thread=True, responses=problems(403))
     def me(
@@ -89,7 +72,6 @@ class PlayerController(Controller):
         settings: SettingsDependency,
     ) -> PlayerView:
         """The calling player's own wallet."""
-        principal.require(Role.PLAYER)
-        assert principal.player_id is not None
+        player_id = principal.own_player_id()
         with database.reading() as session:
-            return players.view_player(session, principal.player_id, settings.currency)
+            return PlayerView.model_validate(players.wallet(session, player_id, settings.currency))

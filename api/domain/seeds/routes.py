@@ -1,31 +1,22 @@
 """Fairness seeds: the commitment before play, rotation, the revealed pairs."""
 
-from typing import Any
-
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import JSONBody
 from litestar.response import Response
 
 from api.domain.seeds import service as seeds
 from api.domain.seeds.schemas import RevealedSeedPage, RotateSeeds, SeedRotation, SeedState
-from api.domain.tokens.service import Role
 from api.http.routing import (
     BEARER,
+    CommandDependency,
     Cursor,
     DatabaseDependency,
-    IdempotencyKey,
     Limit,
     PrincipalDependency,
     command,
     problems,
-    run_idempotent,
 )
-
-
-def _player_id(principal: PrincipalDependency) -> int:
-    principal.require(Role.PLAYER)
-    assert principal.player_id is not None
-    return principal.player_id
+from api.pagination import DEFAULT_LIMIT
 
 
 class SeedController(Controller):
@@ -36,29 +27,23 @@ class SeedController(Controller):
     @get("/", sync_to_thread=True, responses=problems(403))
     def current(self, database: DatabaseDependency, principal: PrincipalDependency) -> SeedState:
         """The commitment (hash) to the server seed the next hand will use."""
-        player_id = _player_id(principal)
+        player_id = principal.own_player_id()
         with database.reading() as session:
-            return seeds.current_state(session, player_id)
+            return SeedState.model_validate(seeds.current_commitment(session, player_id))
 
     @command("/rotate", 403, 409, status_code=200)
     def rotate(
         self,
-        request: Request[Any, Any, Any],
         principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        command: CommandDependency,
         data: JSONBody[RotateSeeds | None] = None,
     ) -> Response[SeedRotation]:
         """Reveal the server seed in use and commit to a new one (the body may be empty)."""
-        player_id = _player_id(principal)
+        player_id = principal.own_player_id()
         body = data or RotateSeeds()
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
+        return command.run(
             body,
-            SeedRotation,
-            lambda s: seeds.rotate(s, player_id, body.client_seed),
-            status_code=200,
+            lambda s: SeedRotation.model_validate(seeds.rotate(s, player_id, body.client_seed)),
         )
 
     @get("/revealed", sync_to_thread=True, responses=problems(403))
@@ -66,10 +51,11 @@ class SeedController(Controller):
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,
-        limit: Limit = 50,
+        limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> RevealedSeedPage:
         """The player's revealed seed pairs, newest first: everything needed to re-derive."""
-        player_id = _player_id(principal)
+        player_id = principal.own_player_id()
         with database.reading() as session:
-            return seeds.revealed_pairs(session, player_id, cursor, limit)
+            page = seeds.revealed_pairs(session, player_id, cursor, limit)
+            return RevealedSeedPage.model_validate(page)

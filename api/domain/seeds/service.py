@@ -1,5 +1,6 @@
 """Fairness seed pairs: commitment before play, reveal on rotation."""
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import bindparam, select
@@ -7,10 +8,35 @@ from sqlalchemy.orm import Session
 
 from api.db.models import SeedPair
 from api.domain.players.turn import lock_player, refuse_if_unfinished
-from api.domain.seeds.schemas import RevealedSeedPage, RevealedSeedPair, SeedRotation, SeedState
 from api.errors import NotFound
-from api.pagination import decode_cursor, next_cursor
+from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import new_client_seed, new_server_seed, server_seed_hash
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    """What a player sees before playing: the hash of the secret server seed."""
+
+    server_seed_hash: str
+    client_seed: str
+    next_nonce: int
+
+
+@dataclass(frozen=True, slots=True)
+class RevealedPair:
+    """A retired pair with its server seed: everything needed to re-derive its hands."""
+
+    server_seed: str
+    server_seed_hash: str
+    client_seed: str
+    hands: int
+    revealed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    revealed: RevealedPair
+    current: Commitment
 
 
 def commit_new_pair(session: Session, player_id: int, client_seed: str | None) -> SeedPair:
@@ -45,20 +71,20 @@ def active_pair(session: Session, player_id: int, *, for_update: bool = False) -
     return pair
 
 
-def state(pair: SeedPair) -> SeedState:
-    return SeedState(
+def _commitment(pair: SeedPair) -> Commitment:
+    return Commitment(
         server_seed_hash=pair.server_seed_hash,
         client_seed=pair.client_seed,
         next_nonce=pair.next_nonce,
     )
 
 
-def current_state(session: Session, player_id: int) -> SeedState:
-    return state(active_pair(session, player_id))
+def current_commitment(session: Session, player_id: int) -> Commitment:
+    return _commitment(active_pair(session, player_id))
 
 
-def _revealed(pair: SeedPair) -> RevealedSeedPair:
-    return RevealedSeedPair(
+def _revealed(pair: SeedPair) -> RevealedPair:
+    return RevealedPair(
         server_seed=pair.server_seed,
         server_seed_hash=pair.server_seed_hash,
         client_seed=pair.client_seed,
@@ -67,7 +93,7 @@ def _revealed(pair: SeedPair) -> RevealedSeedPair:
     )
 
 
-def rotate(session: Session, player_id: int, client_seed: str | None) -> SeedRotation:
+def rotate(session: Session, player_id: int, client_seed: str | None) -> Rotation:
     """Reveal the current server seed and commit to a new one; the nonce restarts at 0."""
     lock_player(session, player_id)
     refuse_if_unfinished(session, player_id)
@@ -75,12 +101,12 @@ def rotate(session: Session, player_id: int, client_seed: str | None) -> SeedRot
     old.revealed_at = datetime.now(UTC)
     session.flush()
     new = commit_new_pair(session, player_id, client_seed)
-    return SeedRotation(revealed=_revealed(old), current=state(new))
+    return Rotation(revealed=_revealed(old), current=_commitment(new))
 
 
 def revealed_pairs(
     session: Session, player_id: int, cursor: str | None, limit: int
-) -> RevealedSeedPage:
+) -> Page[RevealedPair]:
     after = decode_cursor(cursor)
     query = (
         select(SeedPair)
@@ -91,6 +117,4 @@ def revealed_pairs(
     if after is not None:
         query = query.where(SeedPair.id < after)
     pairs = list(session.scalars(query))
-    return RevealedSeedPage(
-        items=[_revealed(p) for p in pairs], next_cursor=next_cursor([p.id for p in pairs], limit)
-    )
+    return Page(tuple(map(_revealed, pairs)), next_cursor([p.id for p in pairs], limit))

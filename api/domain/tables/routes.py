@@ -1,8 +1,6 @@
 """Tables and their rules."""
 
-from typing import Any
-
-from litestar import Controller, Request, get
+from litestar import Controller, get
 from litestar.params import JSONBody
 from litestar.response import Response
 
@@ -11,17 +9,17 @@ from api.domain.tables.schemas import TableCreate, TablePage, TableView
 from api.domain.tokens.service import Role
 from api.http.routing import (
     BEARER,
+    CommandDependency,
     Cursor,
     DatabaseDependency,
-    IdempotencyKey,
     Limit,
     PathId,
     PrincipalDependency,
     SettingsDependency,
     command,
     problems,
-    run_idempotent,
 )
+from api.pagination import DEFAULT_LIMIT
 
 
 class TableController(Controller):
@@ -34,12 +32,12 @@ class TableController(Controller):
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
-        limit: Limit = 50,
+        limit: Limit = DEFAULT_LIMIT,
         cursor: Cursor = None,
     ) -> TablePage:
         """Every table, open or closed, oldest first."""
         with database.reading() as session:
-            return tables.list_tables(session, cursor, limit)
+            return TablePage.of(tables.list_tables(session, cursor, limit))
 
     @get("/{table_id:int}", sync_to_thread=True, responses=problems(404))
     def get_table(
@@ -49,65 +47,41 @@ class TableController(Controller):
         principal: PrincipalDependency,  # noqa: ARG002 - any role; resolving it authenticates
     ) -> TableView:
         with database.reading() as session:
-            return tables.to_view(tables.get_table(session, table_id))
+            return TableView.of(tables.get_table(session, table_id))
 
     @command("/", 403, 409)
     def create_table(
         self,
-        request: Request[Any, Any, Any],
         data: JSONBody[TableCreate],
         principal: PrincipalDependency,
         settings: SettingsDependency,
-        idempotency_key: IdempotencyKey,
+        command: CommandDependency,
     ) -> Response[TableView]:
         """Open a new table; its rules never change afterwards (new rules, new table)."""
         principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
+        return command.run(
             data,
-            TableView,
-            lambda s: tables.create_table(s, data, settings.currency),
-            status_code=201,
+            lambda s: TableView.of(
+                tables.create_table(s, data.name, data.rule_fields(), settings.currency)
+            ),
         )
 
     @command("/{table_id:int}/close", 403, 404, 409, status_code=200)
     def close_table(
-        self,
-        request: Request[Any, Any, Any],
-        table_id: PathId,
-        principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        self, table_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TableView]:
         """Stop new hands at the table; hands awaiting a decision there can still finish."""
-        return self._set_open(request, table_id, principal, idempotency_key, False)
+        return _set_open(table_id, principal, command, is_open=False)
 
     @command("/{table_id:int}/open", 403, 404, 409, status_code=200)
     def open_table(
-        self,
-        request: Request[Any, Any, Any],
-        table_id: PathId,
-        principal: PrincipalDependency,
-        idempotency_key: IdempotencyKey,
+        self, table_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TableView]:
-        return self._set_open(request, table_id, principal, idempotency_key, True)
+        return _set_open(table_id, principal, command, is_open=True)
 
-    @staticmethod
-    def _set_open(
-        request: Request[Any, Any, Any],
-        table_id: int,
-        principal: PrincipalDependency,
-        idempotency_key: str,
-        is_open: bool,
-    ) -> Response[TableView]:
-        principal.require(Role.OPERATOR)
-        return run_idempotent(
-            request,
-            principal,
-            idempotency_key,
-            None,
-            TableView,
-            lambda s: tables.set_open(s, table_id, is_open=is_open),
-            status_code=200,
-        )
+
+def _set_open(
+    table_id: int, principal: PrincipalDependency, command: CommandDependency, *, is_open: bool
+) -> Response[TableView]:
+    principal.require(Role.OPERATOR)
+    return command.run(None, lambda s: TableView.of(tables.set_open(s, table_id, is_open=is_open)))

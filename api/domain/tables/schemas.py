@@ -1,24 +1,35 @@
 """Tables and their rules: request and response bodies."""
 
 from datetime import datetime
+from typing import Any, Final, Self
 
+from api.domain.tables.service import Table
 from api.http.schemas import Currency, Name, RequestBody, ResponseBody
+from api.pagination import Page
+from casino.rules import TableRules
+
+_HOUSE: Final = TableRules()
+"""The engine's default rules: a table created without a rule gets the engine's default."""
 
 
 class TableCreate(RequestBody):
     name: Name
     currency: Currency | None = None
-    decks: int = 6
-    jokers_per_deck: int = 0
-    ace_low: bool = False
-    burn_cards: int = 3
-    tie_payout: int = 10
-    war_tie_bonus: bool = False
-    surrender_allowed: bool = True
-    min_bet: int = 100
-    max_bet: int = 100_000
-    max_tie_bet: int = 10_000
-    bet_unit: int = 100
+    decks: int = _HOUSE.game.decks
+    jokers_per_deck: int = _HOUSE.game.jokers_per_deck
+    ace_low: bool = _HOUSE.game.ace_low
+    burn_cards: int = _HOUSE.game.burn_cards
+    tie_payout: int = _HOUSE.game.tie_payout
+    war_tie_bonus: bool = _HOUSE.game.war_tie_bonus
+    surrender_allowed: bool = _HOUSE.game.surrender_allowed
+    min_bet: int = _HOUSE.min_bet
+    max_bet: int = _HOUSE.max_bet
+    max_tie_bet: int = _HOUSE.max_tie_bet
+    bet_unit: int = _HOUSE.bet_unit
+
+    def rule_fields(self) -> dict[str, Any]:
+        """The flat rules asked for, as `TableRules.from_dict` takes them."""
+        return self.model_dump(exclude={"name"})
 
 
 class Rules(ResponseBody):
@@ -42,7 +53,21 @@ class TableView(Rules):
     open: bool
     created_at: datetime
 
+    @classmethod
+    def of(cls, table: Table) -> Self:
+        return cls(
+            id=table.id,
+            name=table.name,
+            open=table.open,
+            created_at=table.created_at,
+            **table.rules.as_dict(),
+        )
+
 
 class TablePage(ResponseBody):
     items: list[TableView]
     next_cursor: str | None
+
+    @classmethod
+    def of(cls, page: Page[Table]) -> Self:
+        return cls(items=[TableView.of(t) for t in page.items], next_cursor=page.next_cursor)

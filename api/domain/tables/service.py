@@ -1,5 +1,7 @@
 """Tables: immutable rule sets that operators open and close."""
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,41 +13,48 @@ from sqlalchemy.sql.dml import Insert
 
 from api.db.models import CasinoTable
 from api.db.unique import add_unique
-from api.domain.tables.schemas import Rules, TableCreate, TablePage, TableView
 from api.errors import Conflict, NotFound
-from api.pagination import decode_cursor, next_cursor
+from api.pagination import Page, decode_cursor, next_cursor
 from casino.rules import TableRules
 
 STANDARD_TABLE = "standard"
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A table as players and operators see it: its rules and whether it deals."""
+
+    id: int
+    name: str
+    open: bool
+    created_at: datetime
+    rules: TableRules
 
 
 def table_rules(table: CasinoTable) -> TableRules:
     return TableRules.from_dict(table.rules)
 
 
-def to_view(table: CasinoTable) -> TableView:
-    return TableView(
-        id=table.id, name=table.name, open=table.is_open, created_at=table.created_at, **table.rules
-    )
+def _table(row: CasinoTable) -> Table:
+    return Table(row.id, row.name, row.is_open, row.created_at, table_rules(row))
 
 
-def rules_view(flat_rules: dict[str, Any]) -> Rules:
-    return Rules(**flat_rules)
-
-
-def create_table(session: Session, request: TableCreate, default_currency: str) -> TableView:
-    fields = request.model_dump(exclude={"name"})
-    fields["currency"] = request.currency or default_currency
-    rules = TableRules.from_dict(fields)  # refuses an invalid rule set, naming the field
-    table = CasinoTable(
-        name=request.name,
+def create_table(
+    session: Session, name: str, rule_fields: Mapping[str, Any], default_currency: str
+) -> Table:
+    """A new table; `rule_fields` are the flat rules (`TableRules.as_dict`), defaults filling
+    gaps, and the table deals in `default_currency` unless they name another."""
+    currency = rule_fields.get("currency") or default_currency
+    rules = TableRules.from_dict({**rule_fields, "currency": currency})  # refuses, naming the field
+    row = CasinoTable(
+        name=name,
         currency=rules.currency,
         rules=rules.as_dict(),
         is_open=True,
         created_at=datetime.now(UTC),
     )
-    add_unique(session, table, field="name", message="is already the name of another table")
-    return to_view(table)
+    add_unique(session, row, field="name", message="is already the name of another table")
+    return _table(row)
 
 
 def ensure_standard_table(session: Session, currency: str) -> None:
@@ -70,33 +79,31 @@ def _insert_ignoring_conflict(dialect: str, values: dict[str, Any]) -> Insert:
     return insert(CasinoTable).values(values).on_conflict_do_nothing()
 
 
-def get_table(session: Session, table_id: int) -> CasinoTable:
+def get_table(session: Session, table_id: int) -> Table:
     table = session.get(CasinoTable, table_id)
     if table is None:
         raise NotFound("table")
-    return table
+    return _table(table)
 
 
-def set_open(session: Session, table_id: int, *, is_open: bool) -> TableView:
+def set_open(session: Session, table_id: int, *, is_open: bool) -> Table:
     table = session.scalar(select(CasinoTable).where(CasinoTable.id == table_id).with_for_update())
     if table is None:
         raise NotFound("table")
     table.is_open = is_open
     session.flush()
-    return to_view(table)
+    return _table(table)
 
 
-def require_open(table: CasinoTable) -> None:
-    if not table.is_open:
+def require_open(table: Table) -> None:
+    if not table.open:
         raise Conflict("table_closed", f"table {table.id} is closed")
 
 
-def list_tables(session: Session, cursor: str | None, limit: int) -> TablePage:
+def list_tables(session: Session, cursor: str | None, limit: int) -> Page[Table]:
     after = decode_cursor(cursor)
     query = select(CasinoTable).order_by(CasinoTable.id).limit(limit)
     if after is not None:
         query = query.where(CasinoTable.id > after)
     tables = list(session.scalars(query))
-    return TablePage(
-        items=[to_view(t) for t in tables], next_cursor=next_cursor([t.id for t in tables], limit)
-    )
+    return Page(tuple(map(_table, tables)), next_cursor([t.id for t in tables], limit))

@@ -46,6 +46,12 @@ class Principal:
         if self.role not in roles:
             raise Forbidden()
 
+    def own_player_id(self) -> int:
+        """The calling player's id, for what only a player may do for themself."""
+        self.require(Role.PLAYER)
+        assert self.player_id is not None  # every player token names its player
+        return self.player_id
+
     def may_see_player(self, player_id: int) -> bool:
         return self.role is not Role.PLAYER or self.player_id == player_id
 

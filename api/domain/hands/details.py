@@ -1,0 +1,90 @@
+"""A hand as its clients see it, read from its record and its seed pair."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from api.db.models import HandRecord, SeedPair
+
+DecidedBy = Literal["player", "timeout"]
+
+
+@dataclass(frozen=True, slots=True)
+class WarCards:
+    burned: tuple[str, ...]
+    player_card: str
+    dealer_card: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fairness:
+    """The seeds a hand was dealt from; the server seed only once it may be shown."""
+
+    server_seed_hash: str
+    client_seed: str
+    nonce: int
+    server_seed: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandDetails:
+    id: int
+    table_id: int
+    player_id: int
+    status: str
+    currency: str
+    bet: int
+    tie_bet: int
+    raise_amount: int
+    player_card: str
+    dealer_card: str
+    war: WarCards | None
+    decision: str | None
+    decided_by: str | None
+    outcome: str | None
+    total_staked: int
+    total_returned: int | None
+    net: int | None
+    balance_before: int
+    balance_after: int | None
+    fairness: Fairness
+    rules: Mapping[str, Any]
+    created_at: datetime
+    settled_at: datetime | None
+
+
+def war_cards(record: HandRecord) -> WarCards | None:
+    if record.war_player_card is None or record.war_dealer_card is None:
+        return None
+    return WarCards(tuple(record.war_burned or ()), record.war_player_card, record.war_dealer_card)
+
+
+def hand_details(record: HandRecord, pair: SeedPair, *, reveal: bool) -> HandDetails:
+    """The hand as recorded; the server seed only once revealed, or to an auditor (`reveal`)."""
+    shown_seed = pair.server_seed if reveal or pair.revealed_at is not None else None
+    return HandDetails(
+        id=record.id,
+        table_id=record.table_id,
+        player_id=record.player_id,
+        status=record.status,
+        currency=record.currency,
+        bet=record.bet,
+        tie_bet=record.tie_bet,
+        raise_amount=record.raise_amount,
+        player_card=record.player_card,
+        dealer_card=record.dealer_card,
+        war=war_cards(record),
+        decision=record.decision,
+        decided_by=record.decided_by,
+        outcome=record.outcome,
+        total_staked=record.total_staked,
+        total_returned=record.total_returned,
+        net=record.net,
+        balance_before=record.balance_before,
+        balance_after=record.balance_after,
+        fairness=Fairness(pair.server_seed_hash, pair.client_seed, record.nonce, shown_seed),
+        rules=record.rules,
+        created_at=record.created_at,
+        settled_at=record.settled_at,
+    )
