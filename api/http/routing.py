@@ -141,7 +141,9 @@ class IdempotentCommand:
 
 
 def provide_command(
-    request: Request[Any, Any, Any], principal: Principal, idempotency_key: IdempotencyKey
+    request: Request[Any, Any, Any],
+    principal: PrincipalDependency,
+    idempotency_key: IdempotencyKey,
 ) -> IdempotentCommand:
     return IdempotentCommand(request, principal, idempotency_key)
 

@@ -16,7 +16,6 @@ from api.db.snapshot import read_snapshot
 from api.domain.audit.hands import audit_hands
 from api.domain.audit.ledger import audit_ledger
 from api.domain.tables import service as tables
-from api.domain.tables.schemas import TableCreate
 from ledger.schema import transactions
 from tests.audit.support import (
     Caller,
@@ -157,7 +156,7 @@ def test_a_hand_moved_to_another_table_is_caught_by_the_ledger_metadata(
 ) -> None:
     hand = played["settled"][6]
     with database.transaction() as session:  # the same rules: only the table differs
-        twin = tables.create_table(session, TableCreate(name="twin"), "USD").id
+        twin = tables.create_table(session, "twin", {}, "USD").id
     _set(database.engine, hand.id, table_id=twin)
     status, document = _cli_audit(monkeypatch, database_url, capsys)
     assert status == 1

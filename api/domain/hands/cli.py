@@ -7,9 +7,11 @@ Hands awaiting a decision, and the house resolving those that waited longer than
 
 import argparse
 import sys
+from dataclasses import asdict
 
 from api.cli.common import EXIT_OK, Subparsers, print_json
 from api.db.database import Database
+from api.domain.hands.schemas import UnfinishedHandView
 from api.domain.hands.unfinished import resolve_abandoned, unfinished_hands
 from api.settings import get_settings
 
@@ -46,7 +48,10 @@ def _unfinished(args: argparse.Namespace) -> int:
         print_json(
             {
                 "timeout_seconds": settings.decision_timeout_seconds,
-                "items": [item.model_dump(mode="json") for item in items],
+                "items": [
+                    UnfinishedHandView.model_validate(item).model_dump(mode="json")
+                    for item in items
+                ],
             }
         )
         return EXIT_OK
@@ -76,7 +81,7 @@ def _resolve(args: argparse.Namespace) -> int:
             {
                 "action": settings.abandoned_tie_action,
                 "timeout_seconds": settings.decision_timeout_seconds,
-                "resolved": [r.as_dict() for r in resolved],
+                "resolved": [asdict(r) for r in resolved],
             }
         )
         return EXIT_OK

@@ -11,26 +11,43 @@ with `decided_by = "timeout"`.
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.models import hands_table
-from api.domain.hands.schemas import UnfinishedHandView
 from api.domain.hands.service import decide_hand
 from api.errors import DomainError
-from casino.errors import SurrenderNotAllowed
+from casino.errors import HandNotAwaitingDecision, SurrenderNotAllowed
 from casino.hand import Action, HandStatus
 from ledger.errors import LimitExceeded
 
 Resolution = Literal["surrender", "war", "skipped"]
 
 
+@dataclass(frozen=True, slots=True)
+class UnfinishedHand:
+    """A hand awaiting its player's decision, and how long it has waited."""
+
+    id: int
+    player_id: int
+    table_id: int
+    currency: str
+    bet: int
+    tie_bet: int
+    total_staked: int
+    player_card: str
+    dealer_card: str
+    created_at: datetime
+    waiting_seconds: int
+    overdue: bool
+
+
 def unfinished_hands(
     session: Session, timeout_seconds: int, now: datetime | None = None
-) -> list[UnfinishedHandView]:
+) -> list[UnfinishedHand]:
     """Every hand awaiting a decision, oldest first (there is at most one per player)."""
     moment = now or datetime.now(UTC)
     h = hands_table.c
@@ -52,7 +69,7 @@ def unfinished_hands(
     ).all()
     limit = timedelta(seconds=timeout_seconds)
     return [
-        UnfinishedHandView(
+        UnfinishedHand(
             id=row.id,
             player_id=row.player_id,
             table_id=row.table_id,
@@ -78,20 +95,11 @@ class ResolvedHand:
     outcome: str | None = None
     net: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "hand_id": self.hand_id,
-            "resolution": self.resolution,
-            "reason": self.reason,
-            "outcome": self.outcome,
-            "net": self.net,
-        }
-
 
 def _decide(database: Database, hand_id: int, action: Action, reason: str) -> ResolvedHand:
     with database.transaction() as session:
-        view = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
-    return ResolvedHand(hand_id, action.value, reason, view.outcome, view.net)
+        hand = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
+    return ResolvedHand(hand_id, action.value, reason, hand.outcome, hand.net)
 
 
 def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
@@ -107,7 +115,9 @@ def resolve_one(database: Database, hand_id: int, configured: Action) -> Resolve
     except SurrenderNotAllowed:
         reason = "the table forbids surrender, and war would take money without consent"
         return ResolvedHand(hand_id, "skipped", reason)
-    except DomainError as problem:  # decided by the player meanwhile, or gone
+    except HandNotAwaitingDecision as settled:  # decided by the player meanwhile
+        return ResolvedHand(hand_id, "skipped", f"{settled.code}: {settled}")
+    except DomainError as problem:  # gone
         return ResolvedHand(hand_id, "skipped", f"{problem.code}: {problem.detail}")
 
 
