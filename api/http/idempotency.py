@@ -2,10 +2,11 @@
 
 A key's record is written in the same database transaction as the request's effects, so a
 retried request can never bet twice: both committed or neither did. A refusal by the game,
-the ledger or the service (a 4xx problem) is remembered too: the work runs in a savepoint
-that the refusal rolls back, and the refusal is recorded in the same transaction, while the
-key is still held. The key then replays that refusal, and the request itself left no trace
-in the money. Send a new key to try again.
+the ledger or the service (a 4xx problem) is remembered too: it rolls the whole unit of
+work back, and is then recorded in a transaction of its own while this process still holds
+the key. The key then replays that refusal, and the request itself left no trace in the
+money. Send a new key to try again. (No savepoint is needed: a refusal never has to keep
+part of a transaction.)
 """
 
 import hashlib
@@ -87,36 +88,63 @@ class Idempotency:
         *,
         status_code: int,
     ) -> Response[Any]:
-        with self.in_flight(principal.caller, key), self._database.transaction() as session:
-            self._claim(session, principal.caller, key)
-            record = _find(session, principal.caller, key)
-            if record is not None:
-                return _replay(record, request_fingerprint)
+        with self.in_flight(principal.caller, key):
             try:
-                # The work runs in a savepoint: a refusal rolls it back entirely and is
-                # recorded in the same transaction, while the key is still held.
-                with session.begin_nested():
-                    result = operation(session)
-            except Exception as error:
-                refusal = as_problem(error)
-                if refusal is None or refusal.status >= 500:
-                    raise
-                _record(
-                    session, principal, key, request_fingerprint, refusal.status, refusal.body()
-                )
-                answer: Response[Any] = _problem_response(refusal, headers={})
-            else:
-                _record(
-                    session, principal, key, request_fingerprint, status_code, result.stored_form()
-                )
-                answer = Response(result, status_code=status_code)
-        return answer
+                with self._database.transaction() as session:
+                    earlier = self._claim(session, principal.caller, key)
+                    if earlier is not None:
+                        return _replay(earlier, request_fingerprint)
+                    result = _refusing(operation, session)
+                    _record(
+                        session,
+                        principal,
+                        key,
+                        request_fingerprint,
+                        status_code,
+                        result.stored_form(),
+                    )
+                    return Response(result, status_code=status_code)
+            except _Refusal as refused:  # the unit of work has been rolled back whole
+                return self._remember_refusal(principal, key, request_fingerprint, refused.problem)
 
-    def _claim(self, session: Session, caller: str, key: str) -> None:
+    def _remember_refusal(
+        self, principal: Principal, key: str, request_fingerprint: str, refusal: Problem
+    ) -> Response[Any]:
+        """Record the refusal in a transaction of its own, the key still held, so that a
+        retry replays it; the refused work itself left nothing behind."""
+        with self._database.transaction() as session:
+            earlier = self._claim(session, principal.caller, key)
+            if earlier is not None:
+                return _replay(earlier, request_fingerprint)
+            _record(session, principal, key, request_fingerprint, refusal.status, refusal.body())
+        return _problem_response(refusal)
+
+    def _claim(self, session: Session, caller: str, key: str) -> "_Stored | None":
+        """Hold the key for this transaction (across processes on PostgreSQL) and return
+        its record if it has one."""
         if self._database.is_postgresql and not session.scalar(
             text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
         ):
             raise _in_flight()
+        return _find(session, caller, key)
+
+
+class _Refusal(Exception):
+    """A refusal leaving the unit of work, so that the transaction rolls back."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.code)
+        self.problem = problem
+
+
+def _refusing(operation: Callable[[Session], ResponseBody], session: Session) -> ResponseBody:
+    try:
+        return operation(session)
+    except Exception as error:
+        refusal = as_problem(error)
+        if refusal is None or refusal.status >= 500:
+            raise
+        raise _Refusal(refusal) from error
 
 
 # Every state-changing request runs these: built once, with bound parameters, and in Core
@@ -160,12 +188,12 @@ def _record(
     )
 
 
-def _problem_response(refusal: Problem, headers: dict[str, str]) -> Response[Any]:
+def _problem_response(refusal: Problem) -> Response[Any]:
     return Response(
         refusal.body(),
         status_code=refusal.status,
         media_type=PROBLEM_MEDIA_TYPE,
-        headers={**refusal.headers, **headers},
+        headers=refusal.headers,
     )
 
 

@@ -5,21 +5,28 @@ Money flow, each step one balanced ledger transaction referencing the hand
 -> house for everything staked, house -> wallet for everything returned).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy.orm import Session
-
-from api.db.models import HandRecord
 from api.domain.hands.ledger import reference
 from casino.hand import Hand
 from ledger import chart
+from ledger.append import AccountRow, post_new
 from ledger.chains import chain_for
-from ledger.errors import LedgerError
+from ledger.driver import Driver
 from ledger.model import AccountSpec, TransactionRequest, Transfer
-from ledger.posting import lock_accounts, open_account, post_all
 
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
+
+
+@dataclass(frozen=True, slots=True)
+class HandRef:
+    """What every step of a hand names: the hand, its player and its table."""
+
+    hand_id: int
+    player_id: int
+    table_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,8 @@ class HandAccounts:
 
     The chain is the player's (`chain_for`), and the house account that chain's: two hands
     of different players mostly share neither, so neither row makes them wait for each other.
+    The player's own accounts need no row lock: every request that moves them holds the
+    player's row first (`api.domain.players.turn`).
     """
 
     wallet: AccountSpec
@@ -46,26 +55,12 @@ class HandAccounts:
             chain,
         )
 
-    def lock_player_accounts(self, session: Session) -> int:
-        """Lock the player's own accounts and return the wallet's balance.
-
-        The locked balance makes re-reading the wallet unnecessary. The house account is
-        deliberately not locked here: every hand on the chain touches it, so holding it
-        from the deal to the commit would serialise them; `post_all` locks it only for the
-        posting, in account-id order like every other posting. Accounts are opened on a
-        player's first hand in a currency; afterwards this is one query.
-        """
-        codes = [self.wallet.code, self.held.code]
-        locked = lock_accounts(session, codes)
-        if len(locked) < len(codes):
-            for spec in (self.wallet, self.held, self.house):
-                open_account(session, spec)
-            locked = lock_accounts(session, codes)
-        return locked[self.wallet.code]
+    def specs(self) -> tuple[AccountSpec, ...]:
+        return (self.wallet, self.held, self.house)
 
 
 def step(
-    record: HandRecord, kind: str, movements: Sequence[Movement], **metadata: str
+    hand: HandRef, kind: str, movements: Sequence[Movement], **metadata: str
 ) -> TransactionRequest:
     """One step of the hand as a ledger transaction; a zero movement (nothing returned on a
     loss) is left out.
@@ -73,7 +68,7 @@ def step(
     The metadata is covered by the ledger's hash chain, so the audit can hold the hand record
     to it (who played, at which table, and who decided).
     """
-    hand_reference = reference(record.id)
+    hand_reference = reference(hand.hand_id)
     return TransactionRequest(
         kind=kind,
         idempotency_key=f"{hand_reference}:{kind}",
@@ -83,20 +78,20 @@ def step(
             if amount > 0
         ),
         reference=hand_reference,
-        metadata={"player_id": record.player_id, "table_id": record.table_id, **metadata},
+        metadata={"player_id": hand.player_id, "table_id": hand.table_id, **metadata},
     )
 
 
-def stake(record: HandRecord, accounts: HandAccounts) -> TransactionRequest:
-    return step(record, "stake", [(accounts.wallet, accounts.held, record.bet + record.tie_bet)])
+def stake(ref: HandRef, hand: Hand, accounts: HandAccounts) -> TransactionRequest:
+    return step(ref, "stake", [(accounts.wallet, accounts.held, hand.bet + hand.tie_bet)])
 
 
-def raise_for_war(record: HandRecord, hand: Hand, accounts: HandAccounts) -> TransactionRequest:
-    return step(record, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
+def raise_for_war(ref: HandRef, hand: Hand, accounts: HandAccounts) -> TransactionRequest:
+    return step(ref, "raise", [(accounts.wallet, accounts.held, hand.raise_amount)])
 
 
 def settlement(
-    record: HandRecord, hand: Hand, accounts: HandAccounts, decided_by: str | None = None
+    ref: HandRef, hand: Hand, accounts: HandAccounts, decided_by: str | None = None
 ) -> TransactionRequest:
     """Everything staked goes to the house; everything returned comes back to the wallet."""
     assert hand.total_returned is not None
@@ -106,7 +101,7 @@ def settlement(
         else {}
     )
     return step(
-        record,
+        ref,
         "settlement",
         [
             (accounts.held, accounts.house, hand.total_staked),
@@ -117,14 +112,14 @@ def settlement(
 
 
 def post(
-    session: Session,
-    record: HandRecord,
+    driver: Driver,
     accounts: HandAccounts,
+    rows: Mapping[str, AccountRow],
     steps: Sequence[TransactionRequest],
+    *,
+    posted_at: datetime,
 ) -> None:
     """Post the steps of one request (stake and settlement, or raise and settlement) as one
-    batch on the player's chain: each its own ledger transaction, sharing the ledger's
-    round trips."""
-    if any(posted.replayed for posted in post_all(session, steps, chain=accounts.chain)):
-        # A hand's keys are new by construction: money must have moved now.
-        raise LedgerError(f"hand {record.id} was already posted")
+    batch on the player's chain: each its own ledger transaction, sharing the statements.
+    A hand's keys are new by construction (its id is), so nothing is looked up to replay."""
+    post_new(driver, steps, rows, chain=accounts.chain, posted_at=posted_at)

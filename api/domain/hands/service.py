@@ -1,27 +1,34 @@
 """Hands: the request path where `casino/` decides and `ledger/` records the money.
 
-Every refusal (an unknown or closed table, a wager the table does not take, a hand that is
-not awaiting a decision) comes from the checks before the first write, so a refused
-request leaves nothing behind.
+Every refusal (an unknown or closed table, a wager the table does not take, a wallet that
+does not cover it, a hand that is not awaiting a decision) is decided before the first
+write, so a refused request leaves nothing behind and needs no savepoint. Placing and
+deciding run their statements on the driver (`store`, `ledger.append`): one read that
+locks and checks, then one statement per kind of write.
 """
 
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from api.db.memo import Memo, memo
 from api.db.models import HandRecord, SeedPair
-from api.domain.hands import postings
-from api.domain.hands.details import DecidedBy, HandDetails, hand_details
-from api.domain.hands.postings import HandAccounts
-from api.domain.players.turn import lock_player, refuse_if_unfinished
-from api.domain.seeds import service as seeds
+from api.domain.hands import postings, store
+from api.domain.hands.details import DecidedBy, Fairness, HandDetails, WarCards, hand_details
+from api.domain.hands.postings import HandAccounts, HandRef
+from api.domain.players.turn import refuse_unfinished
 from api.domain.tables import service as tables
 from api.errors import NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
+from ledger.append import AccountRow
+from ledger.driver import Driver
+from ledger.errors import LimitExceeded
+from ledger.posting import open_account
 
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:
@@ -35,12 +42,11 @@ def replay(record: HandRecord, pair: SeedPair) -> Hand:
     )
 
 
-def _state_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, object]:
-    """The record's status, and the columns settlement fills in."""
+def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]:
+    """The columns settlement fills in (all None while the hand awaits a decision)."""
     if hand.total_returned is None or hand.outcome is None:
-        return {"status": hand.status.value}
+        return dict.fromkeys(("outcome", "total_returned", "net", "balance_after", "settled_at"))
     return {
-        "status": HandStatus.SETTLED.value,
         "outcome": hand.outcome.value,
         "total_returned": hand.total_returned,
         "net": hand.net,
@@ -57,58 +63,55 @@ def open_hand(
     tie_bet: int,
     currency: str | None = None,
 ) -> HandDetails:
-    lock_player(session, player_id)
-    refuse_if_unfinished(session, player_id)
-    table = tables.get_table(session, table_id)
-    tables.require_open(table)
-    rules = table.rules
+    """Deal a hand: every refusal is decided by one read, before anything is written."""
+    driver = Driver(session.connection())
+    known = memo(session)
+    store.lock_player(driver, player_id)
+    rules = _table_rules(driver, known, table_id)
+    accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
+    found = store.opening(driver, player_id, table_id, accounts.wallet.code if accounts else "")
+    refuse_unfinished(found.unfinished_hand)
+    if rules is None or accounts is None or found.table_open is None:
+        raise NotFound("table")
+    tables.require_open(table_id, found.table_open)
     if currency is not None and currency != rules.currency:
         raise Refused(
-            "currency_mismatch", f"table {table.id} plays in {rules.currency}, not {currency}"
+            "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
         )
     rules.check_wager(bet, tie_bet)
+    seeds = HandSeeds(found.server_seed, found.client_seed, found.nonce)
+    hand = deal(rules.game, seeds, bet, tie_bet)
+    if found.wallet_balance < hand.total_staked:
+        raise LimitExceeded(accounts.wallet.code)
 
-    pair = seeds.active_pair(session, player_id, for_update=True)
-    hand = deal(
-        rules.game, HandSeeds(pair.server_seed, pair.client_seed, pair.next_nonce), bet, tie_bet
-    )
-    accounts = HandAccounts.of(player_id, rules.currency)
-    balance_before = accounts.lock_player_accounts(session)
-    # The row is written once, complete: the wallet's balance after is known arithmetically,
-    # since every account it involves is locked.
-    record = HandRecord(
-        player_id=player_id,
-        table_id=table.id,
-        seed_pair_id=pair.id,
-        nonce=pair.next_nonce,
-        currency=rules.currency,
-        rules=rules.as_dict(),
-        bet=bet,
-        tie_bet=tie_bet,
-        raise_amount=0,
-        player_card=hand.player_card,
-        dealer_card=hand.dealer_card,
-        total_staked=hand.total_staked,
-        balance_before=balance_before,
-        created_at=datetime.now(UTC),
-        **_state_fields(hand, balance_before - hand.total_staked),
-    )
-    pair.next_nonce += 1
-    session.add(record)
-    session.flush()
-    steps = [postings.stake(record, accounts)]
+    rows = _open_accounts(session, driver, known, accounts)
+    created_at = datetime.now(UTC)
+    record: dict[str, Any] = {
+        "player_id": player_id,
+        "table_id": table_id,
+        "seed_pair_id": found.pair_id,
+        "nonce": found.nonce,
+        "currency": rules.currency,
+        "rules": rules.as_dict(),
+        "status": hand.status.value,
+        "bet": bet,
+        "tie_bet": tie_bet,
+        "player_card": hand.player_card,
+        "dealer_card": hand.dealer_card,
+        "total_staked": hand.total_staked,
+        "balance_before": found.wallet_balance,
+        "created_at": created_at,
+        **_settled_fields(hand, found.wallet_balance - hand.total_staked),
+    }
+    hand_id = store.insert_hand(driver, record)
+    store.advance_nonce(driver, found.pair_id)
+    ref = HandRef(hand_id, player_id, table_id)
+    steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
-        steps.append(postings.settlement(record, hand, accounts))
-    postings.post(session, record, accounts, steps)
-    return hand_details(record, pair, reveal=False)
-
-
-def _own_hand(session: Session, hand_id: int, player_id: int | None) -> HandRecord:
-    record = session.get(HandRecord, hand_id)
-    # Another player's hand is "not found", never "forbidden": ids cannot be probed.
-    if record is None or (player_id is not None and record.player_id != player_id):
-        raise NotFound("hand")
-    return record
+        steps.append(postings.settlement(ref, hand, accounts))
+    postings.post(driver, accounts, rows, steps, posted_at=created_at)
+    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, None)
+    return _details(hand_id, record, hand, fairness, decided_by=None)
 
 
 def decide_hand(
@@ -122,26 +125,27 @@ def decide_hand(
     """Apply a decision; `player_id` None is the house resolving an abandoned tie.
 
     The engine refuses a hand that is not awaiting a decision, and a surrender the table
-    does not allow, before anything is written.
+    does not allow; the wallet is checked for the raise; all before anything is written.
     """
-    if player_id is not None:
-        lock_player(session, player_id)
-    record = _own_hand(session, hand_id, player_id)
-    if player_id is None:
-        lock_player(session, record.player_id)
-        session.refresh(record)
-    pair = session.get_one(SeedPair, record.seed_pair_id)
-    hand = decide(replay(record, pair), action)
-    accounts = HandAccounts.of(record.player_id, record.currency)
+    driver = Driver(session.connection())
+    found = _deciding(driver, hand_id, player_id)
+    seeds = HandSeeds(found.server_seed, found.client_seed, found.nonce)
+    recorded = Action(found.decision) if found.decision is not None else None
+    hand = decide(play(found.rules.game, seeds, found.bet, found.tie_bet, recorded), action)
+    accounts = HandAccounts.of(found.player_id, found.currency)
     # Deposits may have come in while the hand waited.
-    wallet = accounts.lock_player_accounts(session)
-    steps = [postings.settlement(record, hand, accounts, decided_by)]
+    wallet = store.wallet_balance(driver, accounts.wallet.code)
+    if wallet < hand.raise_amount:
+        raise LimitExceeded(accounts.wallet.code)
+    rows = _open_accounts(session, driver, memo(session), accounts)
+    ref = HandRef(hand_id, found.player_id, found.table_id)
+    steps = [postings.settlement(ref, hand, accounts, decided_by)]
     if action is Action.WAR:
-        steps.insert(0, postings.raise_for_war(record, hand, accounts))
-    postings.post(session, record, accounts, steps)
-    # Set after posting, so the row is written in one UPDATE at the end.
+        steps.insert(0, postings.raise_for_war(ref, hand, accounts))
+    settled = _settled_fields(hand, wallet - hand.raise_amount)
+    postings.post(driver, accounts, rows, steps, posted_at=settled["settled_at"])
     war = hand.war
-    fields: dict[str, object] = {
+    decided: dict[str, Any] = {
         "decision": action.value,
         "decided_by": decided_by,
         "raise_amount": hand.raise_amount,
@@ -149,12 +153,111 @@ def decide_hand(
         "war_burned": list(war.burned) if war else None,
         "war_player_card": war.player_card if war else None,
         "war_dealer_card": war.dealer_card if war else None,
-        **_state_fields(hand, wallet - hand.raise_amount),
+        "status": hand.status.value,
+        **settled,
     }
-    for name, value in fields.items():
-        setattr(record, name, value)
-    session.flush()
-    return hand_details(record, pair, reveal=False)
+    store.settle_hand(driver, hand_id, decided)
+    seed = found.server_seed if found.revealed else None
+    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, seed)
+    record = {**_recorded(found), **decided}
+    return _details(hand_id, record, hand, fairness, decided_by=decided_by)
+
+
+def _deciding(driver: Driver, hand_id: int, player_id: int | None) -> store.Deciding:
+    """The hand with its player locked; another player's hand is "not found", never
+    "forbidden", so that ids cannot be probed."""
+    owner = player_id if player_id is not None else store.hand_player(driver, hand_id)
+    if owner is None:
+        raise NotFound("hand")
+    store.lock_player(driver, owner)
+    found = store.deciding(driver, hand_id)
+    if found is None or found.player_id != owner:
+        raise NotFound("hand")
+    return found
+
+
+def _table_rules(driver: Driver, known: Memo, table_id: int) -> TableRules | None:
+    """A table's rules, read once: they never change after its creation."""
+    rules = known.table_rules.get(table_id)
+    if rules is None:
+        rules = store.table_rules(driver, table_id)
+        if rules is not None:
+            known.table_rules[table_id] = rules
+    return rules
+
+
+def _open_accounts(
+    session: Session, driver: Driver, known: Memo, accounts: HandAccounts
+) -> dict[str, AccountRow]:
+    """The rows of the accounts a hand moves, opening those it is the first to move."""
+    specs = accounts.specs()
+    rows = known.accounts.find(driver, (spec.code for spec in specs))
+    if len(rows) == len(specs):
+        return rows
+    for spec in specs:
+        if spec.code not in rows:
+            open_account(session, spec)
+    return known.accounts.find(driver, (spec.code for spec in specs), remember=False)
+
+
+def _recorded(found: store.Deciding) -> dict[str, Any]:
+    return {
+        "player_id": found.player_id,
+        "table_id": found.table_id,
+        "currency": found.currency,
+        "rules": found.rules.as_dict(),
+        "bet": found.bet,
+        "tie_bet": found.tie_bet,
+        "player_card": found.player_card,
+        "dealer_card": found.dealer_card,
+        "balance_before": found.balance_before,
+        "created_at": found.created_at,
+    }
+
+
+def _details(
+    hand_id: int,
+    record: dict[str, Any],
+    hand: Hand,
+    fairness: Fairness,
+    *,
+    decided_by: str | None,
+) -> HandDetails:
+    """The hand as it was just written, without reading it back."""
+    war = hand.war
+    return HandDetails(
+        id=hand_id,
+        table_id=record["table_id"],
+        player_id=record["player_id"],
+        status=hand.status.value,
+        currency=record["currency"],
+        bet=hand.bet,
+        tie_bet=hand.tie_bet,
+        raise_amount=hand.raise_amount,
+        player_card=hand.player_card,
+        dealer_card=hand.dealer_card,
+        war=WarCards(war.burned, war.player_card, war.dealer_card) if war else None,
+        decision=hand.decision.value if hand.decision is not None else None,
+        decided_by=decided_by,
+        outcome=record["outcome"],
+        total_staked=hand.total_staked,
+        total_returned=record["total_returned"],
+        net=record["net"],
+        balance_before=record["balance_before"],
+        balance_after=record["balance_after"],
+        fairness=fairness,
+        rules=record["rules"],
+        created_at=record["created_at"],
+        settled_at=record["settled_at"],
+    )
+
+
+def _own_hand(session: Session, hand_id: int, player_id: int | None) -> HandRecord:
+    record = session.get(HandRecord, hand_id)
+    # Another player's hand is "not found", never "forbidden": ids cannot be probed.
+    if record is None or (player_id is not None and record.player_id != player_id):
+        raise NotFound("hand")
+    return record
 
 
 def view_hand(

@@ -95,9 +95,9 @@ def set_open(session: Session, table_id: int, *, is_open: bool) -> Table:
     return _table(table)
 
 
-def require_open(table: Table) -> None:
-    if not table.open:
-        raise Conflict("table_closed", f"table {table.id} is closed")
+def require_open(table_id: int, is_open: bool) -> None:
+    if not is_open:
+        raise Conflict("table_closed", f"table {table_id} is closed")
 
 
 def list_tables(session: Session, cursor: str | None, limit: int) -> Page[Table]:

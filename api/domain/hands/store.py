@@ -1,0 +1,230 @@
+"""The statements of a hand's unit of work, run on the driver (`ledger.driver`).
+
+Every read that locks and checks what a request needs is one statement, and every write
+one statement per kind, so that a hand costs the server little more than its round trips.
+The unfinished-hand test names its status as a literal, so that SQLite can use the
+partial index of hands awaiting a decision (with a bound parameter it would scan the
+player's whole history, and a hand would get slower the more the player had played).
+"""
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from api.errors import NotFound
+from casino.hand import HandStatus
+from casino.rules import TableRules
+from ledger.driver import Driver, Sql
+
+_LOCK_PLAYER = Sql.of("SELECT id FROM players WHERE id = :player_id{for_update}")
+
+_OPENING = Sql.of(
+    f"""
+    SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
+        (SELECT h.id FROM hands h
+            WHERE h.player_id = :player_id
+            AND h.status = '{HandStatus.AWAITING_DECISION.value}'),
+        (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id),
+        (SELECT a.balance FROM ledger_accounts a WHERE a.code = :wallet)
+    FROM seed_pairs sp
+    WHERE sp.player_id = :player_id AND sp.revealed_at IS NULL
+    """
+)
+
+_TABLE_RULES = Sql.of("SELECT rules FROM casino_tables WHERE id = :table_id")
+
+_INSERT_HAND = Sql.of(
+    """
+    INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status,
+        bet, tie_bet, raise_amount, player_card, dealer_card, outcome, total_staked,
+        total_returned, net, balance_before, balance_after, created_at, settled_at)
+    VALUES (:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rules, :status,
+        :bet, :tie_bet, 0, :player_card, :dealer_card, :outcome, :total_staked,
+        :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at)
+    RETURNING id
+    """
+)
+
+_ADVANCE_NONCE = Sql.of("UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :pair_id")
+
+_DECIDING = Sql.of(
+    """
+    SELECT h.player_id, h.table_id, h.status, h.nonce, h.currency, CAST(h.rules AS TEXT),
+        h.bet, h.tie_bet, h.decision, h.player_card, h.dealer_card, h.balance_before,
+        h.created_at, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.revealed_at
+    FROM hands h JOIN seed_pairs sp ON sp.id = h.seed_pair_id
+    WHERE h.id = :hand_id
+    """
+)
+
+_HAND_PLAYER = Sql.of("SELECT player_id FROM hands WHERE id = :hand_id")
+
+_WALLET_BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :wallet")
+
+_SETTLE_HAND = Sql.of(
+    """
+    UPDATE hands SET decision = :decision, decided_by = :decided_by,
+        raise_amount = :raise_amount, total_staked = :total_staked,
+        war_burned = :war_burned, war_player_card = :war_player_card,
+        war_dealer_card = :war_dealer_card, status = :status, outcome = :outcome,
+        total_returned = :total_returned, net = :net, balance_after = :balance_after,
+        settled_at = :settled_at
+    WHERE id = :hand_id
+    """
+)
+
+
+def lock_player(driver: Driver, player_id: int) -> None:
+    """On PostgreSQL, lock the player's row: a player's requests serialise on it (SQLite's
+    BEGIN IMMEDIATE already serialises every writer). The reads that follow are separate
+    statements, so under READ COMMITTED they see what the previous holder committed."""
+    if driver.is_postgresql and driver.first(_LOCK_PLAYER, {"player_id": player_id}) is None:
+        raise NotFound("player")
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """What opening a hand checks and deals from, read in one statement."""
+
+    pair_id: int
+    server_seed: str
+    server_seed_hash: str
+    client_seed: str
+    nonce: int
+    unfinished_hand: int | None
+    table_open: bool | None
+    wallet_balance: int
+
+
+def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Opening:
+    """The player's active seed pair, unfinished hand, the table's state and the wallet."""
+    row = driver.first(_OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
+    if row is None:  # every player has an active pair from creation on
+        raise NotFound("player")
+    pair_id, server_seed, seed_hash, client_seed, nonce, unfinished, table_open, wallet_balance = (
+        row
+    )
+    return Opening(
+        pair_id,
+        server_seed,
+        seed_hash,
+        client_seed,
+        nonce,
+        unfinished,
+        None if table_open is None else bool(table_open),
+        int(wallet_balance or 0),
+    )
+
+
+def table_rules(driver: Driver, table_id: int) -> TableRules | None:
+    row = driver.first(_TABLE_RULES, {"table_id": table_id})
+    if row is None:
+        return None
+    flat = row[0] if isinstance(row[0], dict) else json.loads(row[0])
+    return TableRules.from_dict(flat)
+
+
+def insert_hand(driver: Driver, values: dict[str, Any]) -> int:
+    row = driver.first(
+        _INSERT_HAND,
+        values
+        | {
+            "rules": driver.json(values["rules"]),
+            "created_at": driver.time(values["created_at"]),
+            "settled_at": _time_or_none(driver, values["settled_at"]),
+        },
+    )
+    assert row is not None
+    return int(row[0])
+
+
+def advance_nonce(driver: Driver, pair_id: int) -> None:
+    driver.execute(_ADVANCE_NONCE, {"pair_id": pair_id})
+
+
+@dataclass(frozen=True, slots=True)
+class Deciding:
+    """A hand and its seeds, as a decision needs them."""
+
+    hand_id: int
+    player_id: int
+    table_id: int
+    status: str
+    nonce: int
+    currency: str
+    rules: TableRules
+    bet: int
+    tie_bet: int
+    decision: str | None
+    player_card: str
+    dealer_card: str
+    balance_before: int
+    created_at: datetime
+    server_seed: str
+    server_seed_hash: str
+    client_seed: str
+    revealed: bool
+
+
+def hand_player(driver: Driver, hand_id: int) -> int | None:
+    row = driver.first(_HAND_PLAYER, {"hand_id": hand_id})
+    return None if row is None else int(row[0])
+
+
+def deciding(driver: Driver, hand_id: int) -> Deciding | None:
+    row = driver.first(_DECIDING, {"hand_id": hand_id})
+    if row is None:
+        return None
+    (player_id, table_id, status, nonce, currency, rules, bet, tie_bet, decision) = row[:9]
+    (player_card, dealer_card, balance_before, created_at) = row[9:13]
+    (server_seed, seed_hash, client_seed, revealed_at) = row[13:]
+    return Deciding(
+        hand_id,
+        player_id,
+        table_id,
+        status,
+        nonce,
+        currency,
+        _rules(rules),
+        bet,
+        tie_bet,
+        decision,
+        player_card,
+        dealer_card,
+        balance_before,
+        driver.read_time(created_at),
+        server_seed,
+        seed_hash,
+        client_seed,
+        revealed_at is not None,
+    )
+
+
+def wallet_balance(driver: Driver, wallet: str) -> int:
+    row = driver.first(_WALLET_BALANCE, {"wallet": wallet})
+    return 0 if row is None else int(row[0])
+
+
+def settle_hand(driver: Driver, hand_id: int, values: dict[str, Any]) -> None:
+    driver.execute(
+        _SETTLE_HAND,
+        values
+        | {
+            "hand_id": hand_id,
+            # As the ORM stored it: a surrender's JSON `null`, not SQL NULL.
+            "war_burned": driver.json(values["war_burned"]),
+            "settled_at": _time_or_none(driver, values["settled_at"]),
+        },
+    )
+
+
+@lru_cache(maxsize=256)
+def _rules(text: str) -> TableRules:
+    """Recorded rules, parsed once per distinct rule set: a table's hands all share one."""
+    return TableRules.from_dict(json.loads(text))
+
+
+def _time_or_none(driver: Driver, moment: datetime | None) -> Any:
+    return None if moment is None else driver.time(moment)

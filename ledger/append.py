@@ -1,0 +1,216 @@
+"""Posting a batch whose idempotency keys are new by construction, in five statements.
+
+`posting.post_all` serves every caller: it looks its accounts up, checks every key for an
+earlier posting (so that a retry replays), and moves each account's balance with its own
+UPDATE. A caller that remembers its accounts (`AccountBook`: an account's row never
+changes once opened, but for its balance) and whose keys cannot have been posted before
+(a fresh hand's, a deposit's random one) needs none of that; this module posts its batch
+on the driver (`ledger.driver`) in five statements: every balance in one UPDATE, each limit
+checked there at the lowest point the account reaches; the chain head locked; one INSERT
+of the transactions and one of their entries; the head moved on.
+
+The guarantees are the ledger's own: every transaction balances per currency (checked
+before any write), limits hold (in the UPDATE itself), the links are those `post_all`
+makes (`ledger.batch`), the tables are immutable (their triggers), and a key posted twice
+is refused by its unique constraint instead of replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+
+from ledger.batch import (
+    ChainLink,
+    Pending,
+    balance_moves,
+    chain_links,
+    check_balanced,
+    pending,
+)
+from ledger.chains import is_chain
+from ledger.driver import Driver, Sql
+from ledger.errors import InvalidTransaction, LimitExceeded
+from ledger.model import AccountSpec, Side, TransactionRequest
+
+_ACCOUNT_COLUMNS = "id, code, currency, side, min_balance"
+_LOCK_CHAIN_HEAD = Sql.of("SELECT seq, hash FROM ledger_chain_head WHERE id = :chain{for_update}")
+_MOVE_CHAIN_HEAD = Sql.of("UPDATE ledger_chain_head SET seq = :seq, hash = :hash WHERE id = :chain")
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRow:
+    """What never changes about an opened account."""
+
+    id: int
+    code: str
+    currency: str
+    side: Side
+    min_balance: int | None
+
+    def matches(self, spec: AccountSpec) -> bool:
+        return (self.currency, self.side, self.min_balance) == (
+            spec.currency,
+            spec.side,
+            spec.min_balance,
+        )
+
+
+class AccountBook:
+    """Account rows by code, remembered once read.
+
+    Only rows read in a unit of work that opened none of them are remembered: such a read
+    sees committed rows only, so a row remembered can never be one whose opening was rolled
+    back.
+    """
+
+    def __init__(self) -> None:
+        self._rows: dict[str, AccountRow] = {}
+
+    def find(
+        self, driver: Driver, codes: Iterable[str], *, remember: bool = True
+    ) -> dict[str, AccountRow]:
+        """The rows of the accounts among `codes` that are open."""
+        wanted = list(codes)
+        found = {code: self._rows[code] for code in wanted if code in self._rows}
+        missing = sorted(set(wanted) - found.keys())
+        if missing:
+            for row in driver.all(_select_accounts(len(missing)), _numbered("code", missing)):
+                account = AccountRow(row[0], row[1], row[2], Side(row[3]), row[4])
+                found[account.code] = account
+                if remember:
+                    self._rows[account.code] = account
+        return found
+
+
+def post_new(
+    driver: Driver,
+    requests: Sequence[TransactionRequest],
+    accounts: Mapping[str, AccountRow],
+    *,
+    chain: int,
+    posted_at: datetime,
+) -> list[int]:
+    """Post the batch as the next links of `chain`; the new transactions' ids, in order.
+
+    `accounts` must hold the row of every account the batch moves. A limit the batch would
+    break raises LimitExceeded and leaves the caller's transaction to be rolled back: a
+    caller that checked its balances first never sees it.
+    """
+    if not is_chain(chain):
+        raise InvalidTransaction(f"there is no chain {chain!r}")
+    pendings = [pending(request) for request in requests]
+    check_balanced(pendings, accounts)
+    moves = balance_moves(pendings, accounts)
+    parameters: dict[str, object] = {}
+    for index, move in enumerate(moves):
+        parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
+        parameters[f"lowest_{index}"] = move.lowest
+    if driver.execute(_move_balances(len(moves)), parameters) != len(moves):
+        raise LimitExceeded(*(move.code for move in moves if accounts[move.code].min_balance))
+    head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
+    assert head is not None  # every chain has its head row (migration 0004)
+    links = chain_links(pendings, accounts, posted_at, chain, int(head[0]), head[1])
+    ids = _insert_transactions(driver, pendings, links, posted_at)
+    entries = [
+        (transaction_id, accounts[entry.account].id, entry.currency, entry.amount)
+        for transaction_id, link in zip(ids, links, strict=True)
+        for entry in link.entries
+    ]
+    driver.execute(_insert_entries(len(entries)), _entry_parameters(entries))
+    last = links[-1]
+    driver.execute(_MOVE_CHAIN_HEAD, {"chain": chain, "seq": last.seq, "hash": last.hash})
+    return ids
+
+
+def _insert_transactions(
+    driver: Driver, pendings: Sequence[Pending], links: Sequence[ChainLink], posted_at: datetime
+) -> list[int]:
+    parameters: dict[str, object] = {}
+    stored_at = driver.time(posted_at)
+    for index, (item, link) in enumerate(zip(pendings, links, strict=True)):
+        parameters |= {
+            f"seq_{index}": link.seq,
+            f"chain_{index}": link.chain,
+            f"kind_{index}": item.kind,
+            f"reference_{index}": item.reference,
+            f"key_{index}": item.idempotency_key,
+            f"request_hash_{index}": item.fingerprint,
+            f"metadata_{index}": driver.json(item.metadata),
+            f"posted_at_{index}": stored_at,
+            f"prev_hash_{index}": link.prev_hash,
+            f"hash_{index}": link.hash,
+        }
+    rows = driver.all(_insert_transactions_sql(len(pendings)), parameters)
+    # Matched back by seq: the order of RETURNING rows is not promised.
+    id_by_seq = {int(seq): int(transaction_id) for transaction_id, seq in rows}
+    return [id_by_seq[link.seq] for link in links]
+
+
+def _numbered(name: str, values: Sequence[object]) -> dict[str, object]:
+    return {f"{name}_{index}": value for index, value in enumerate(values)}
+
+
+def _placeholders(name: str, count: int) -> str:
+    return ", ".join(f":{name}_{index}" for index in range(count))
+
+
+@cache
+def _select_accounts(count: int) -> Sql:
+    return Sql.of(
+        f"SELECT {_ACCOUNT_COLUMNS} FROM ledger_accounts "
+        f"WHERE code IN ({_placeholders('code', count)})"
+    )
+
+
+@cache
+def _move_balances(count: int) -> Sql:
+    """One UPDATE of `count` balances; an account whose limit the move would break at its
+    lowest point is not matched, so the row count tells."""
+    delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
+    lowest = " ".join(f"WHEN :id_{i} THEN :lowest_{i}" for i in range(count))
+    return Sql.of(
+        f"UPDATE ledger_accounts SET balance = balance + CASE id {delta} END "
+        f"WHERE id IN ({_placeholders('id', count)}) "
+        f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance)"
+    )
+
+
+@cache
+def _insert_transactions_sql(count: int) -> Sql:
+    columns = (
+        "seq, chain, kind, reference, idempotency_key, request_hash, metadata, posted_at, "
+        "prev_hash, hash"
+    )
+    names = (
+        "seq", "chain", "kind", "reference", "key", "request_hash", "metadata", "posted_at",
+        "prev_hash", "hash",
+    )  # fmt: skip
+    rows = ", ".join(
+        "(" + ", ".join(f":{name}_{index}" for name in names) + ")" for index in range(count)
+    )
+    return Sql.of(f"INSERT INTO ledger_transactions ({columns}) VALUES {rows} RETURNING id, seq")
+
+
+@cache
+def _insert_entries(count: int) -> Sql:
+    rows = ", ".join(
+        f"(:transaction_{i}, :account_{i}, :currency_{i}, :amount_{i})" for i in range(count)
+    )
+    return Sql.of(
+        f"INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES {rows}"
+    )
+
+
+def _entry_parameters(entries: Sequence[tuple[int, int, str, int]]) -> dict[str, object]:
+    parameters: dict[str, object] = {}
+    for index, (transaction_id, account_id, currency, amount) in enumerate(entries):
+        parameters |= {
+            f"transaction_{index}": transaction_id,
+            f"account_{index}": account_id,
+            f"currency_{index}": currency,
+            f"amount_{index}": amount,
+        }
+    return parameters

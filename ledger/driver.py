@@ -1,0 +1,107 @@
+"""Statements run straight on the database driver, for the request paths that run per hand.
+
+SQLAlchemy compiles, caches, binds and wraps every statement it executes; on the dozen
+statements of a hand that costs the server more CPU than the database's own work. Those
+paths therefore keep their SQL as text, written once and rendered once per dialect, and run
+it on the DBAPI cursor of the connection SQLAlchemy already opened for the unit of work: it
+shares that transaction, so ORM or Core code before and after sees its writes. Values are
+converted with the very processors SQLAlchemy applies (`UTCDateTime`, `JSON`), so a row
+written here reads back exactly like any other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, cast
+
+from sqlalchemy import JSON, Connection
+from sqlalchemy.engine import Dialect
+
+from ledger.schema import UTCDateTime
+
+_PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
+_FOR_UPDATE = "{for_update}"
+
+Row = tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sql:
+    """One statement in both dialects' spellings.
+
+    Written with `:name` parameters and `{for_update}` where PostgreSQL must lock the rows
+    read (SQLite needs no row locks: `BEGIN IMMEDIATE` already serialises every writer).
+    """
+
+    sqlite: str
+    postgresql: str
+
+    @classmethod
+    def of(cls, text: str) -> Sql:
+        return cls(
+            sqlite=text.replace(_FOR_UPDATE, ""),
+            postgresql=_PARAMETER.sub(r"%(\1)s", text).replace(_FOR_UPDATE, " FOR UPDATE"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Conversions:
+    time: Callable[[datetime], Any]
+    read_time: Callable[[Any], datetime]
+    json: Callable[[Any], Any]
+
+
+@lru_cache(maxsize=16)
+def _conversions(dialect: Dialect) -> _Conversions:
+    """The dialect's own processors (psycopg's JSON wrapper, SQLite's time format); an engine
+    has one dialect for its whole life, so they are looked up once per engine."""
+    json_impl = JSON().dialect_impl(dialect)
+    time_impl = UTCDateTime().dialect_impl(dialect)
+    time_processor = time_impl.bind_processor(dialect)
+    time_reader = time_impl.result_processor(dialect, None)
+    json_processor = json_impl.bind_processor(dialect)
+
+    def time(moment: datetime) -> Any:
+        return time_processor(moment) if time_processor is not None else moment
+
+    def read_time(stored: Any) -> datetime:
+        moment = time_reader(stored) if time_reader is not None else stored
+        assert isinstance(moment, datetime)
+        return moment
+
+    def as_json(value: Any) -> Any:
+        return json_processor(value) if json_processor is not None else value
+
+    return _Conversions(time, read_time, as_json)
+
+
+class Driver:
+    """The driver's cursor for one unit of work, and the dialect's value conversions."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.dialect = connection.dialect.name
+        self.is_postgresql = self.dialect == "postgresql"
+        self._cursor = connection.connection.cursor()
+        conversions = _conversions(connection.dialect)
+        self.time = conversions.time
+        self.read_time = conversions.read_time
+        self.json = conversions.json
+
+    def _run(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
+        text = sql.postgresql if self.is_postgresql else sql.sqlite
+        self._cursor.execute(text, parameters)
+        return self._cursor
+
+    def execute(self, sql: Sql, parameters: Mapping[str, Any]) -> int:
+        """Run a statement; the number of rows it changed."""
+        return int(self._run(sql, parameters).rowcount)
+
+    def first(self, sql: Sql, parameters: Mapping[str, Any]) -> Row | None:
+        return cast(Row | None, self._run(sql, parameters).fetchone())
+
+    def all(self, sql: Sql, parameters: Mapping[str, Any]) -> Sequence[Row]:
+        return cast(Sequence[Row], self._run(sql, parameters).fetchall())
