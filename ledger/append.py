@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 
+from sqlalchemy.orm import Session
+
 from ledger.batch import (
     ChainLink,
     Pending,
@@ -32,8 +34,9 @@ from ledger.batch import (
 )
 from ledger.chains import is_chain
 from ledger.driver import Driver, Sql
-from ledger.errors import InvalidTransaction, LimitExceeded
+from ledger.errors import AccountConflict, InvalidTransaction, LimitExceeded
 from ledger.model import AccountSpec, Side, TransactionRequest
+from ledger.posting import open_account
 
 _ACCOUNT_COLUMNS = "id, code, currency, side, min_balance"
 _LOCK_CHAIN_HEAD = Sql.of("SELECT seq, hash FROM ledger_chain_head WHERE id = :chain{for_update}")
@@ -83,6 +86,32 @@ class AccountBook:
                 if remember:
                     self._rows[account.code] = account
         return found
+
+    def opening(
+        self, session: Session, driver: Driver, specs: Sequence[AccountSpec]
+    ) -> dict[str, AccountRow]:
+        """The rows of the accounts `specs` describe, opening those not open yet
+        (`posting.open_account`: race-safe); an open account unlike its spec is refused."""
+        codes = [spec.code for spec in specs]
+        rows = self.find(driver, codes)
+        if len(rows) < len(specs):
+            for spec in specs:
+                if spec.code not in rows:
+                    open_account(session, spec)
+            rows = self.find(driver, codes, remember=False)
+        for spec in specs:
+            if not rows[spec.code].matches(spec):
+                raise AccountConflict(spec.code)
+        return rows
+
+
+_BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :code")
+
+
+def read_balance(driver: Driver, code: str) -> int:
+    """An account's normal-side balance; 0 for one never opened (nothing has moved it)."""
+    row = driver.first(_BALANCE, {"code": code})
+    return 0 if row is None else int(row[0])
 
 
 def post_new(

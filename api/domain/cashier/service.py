@@ -2,17 +2,21 @@
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from sqlalchemy.orm import Session
 
+from api.db.memo import Memo, memo
 from api.domain.players.service import offered_currencies
-from api.domain.players.turn import lock_player
+from api.domain.players.turn import lock_player_on
 from api.errors import Refused
 from ledger import chart
+from ledger.append import post_new, read_balance
 from ledger.chains import chain_for
+from ledger.driver import Driver
+from ledger.errors import LimitExceeded
 from ledger.model import TransactionRequest, Transfer
-from ledger.posting import balance, open_account, post
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,13 +30,18 @@ class Receipt:
     balance_after: int
 
 
-def _check_currency(session: Session, currency: str, default_currency: str) -> None:
+def _check_currency(session: Session, known: Memo, currency: str, default_currency: str) -> None:
+    """Only currencies the casino deals in; one found once is remembered, since tables are
+    never deleted (one not found is looked up again: a table may have been created since)."""
+    if currency in known.currencies:
+        return
     offered = offered_currencies(session, default_currency)
     if currency not in offered:
         raise Refused(
             "currency_mismatch",
             f"{currency} is not dealt here (offered: {', '.join(offered)})",
         )
+    known.currencies.add(currency)
 
 
 def _move(
@@ -44,35 +53,33 @@ def _move(
     currency: str,
     default_currency: str,
 ) -> Receipt:
-    lock_player(session, player_id)
-    _check_currency(session, currency, default_currency)
+    """One cash movement: refusals decided first (the player, the currency, the wallet's
+    balance for a withdrawal), then one ledger transaction on the player's chain."""
+    driver = Driver(session.connection())
+    known = memo(session)
+    lock_player_on(driver, player_id)
+    _check_currency(session, known, currency, default_currency)
     chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
-    open_account(session, wallet)
-    open_account(session, cashier)
+    before = read_balance(driver, wallet.code)
+    if kind == "withdrawal" and before < amount:
+        raise LimitExceeded(wallet.code)
+    rows = known.accounts.opening(session, driver, (wallet, cashier))
     transfer = (
         Transfer(debit=cashier.code, credit=wallet.code, amount=amount)
         if kind == "deposit"
         else Transfer(debit=wallet.code, credit=cashier.code, amount=amount)
     )
-    posted = post(
-        session,
-        TransactionRequest(
-            kind=kind,
-            idempotency_key=f"{kind}:{uuid.uuid4()}",
-            transfers=(transfer,),
-            reference=f"player:{player_id}",
-        ),
-        chain=chain,
+    request = TransactionRequest(
+        kind=kind,
+        idempotency_key=f"{kind}:{uuid.uuid4()}",  # new by construction
+        transfers=(transfer,),
+        reference=f"player:{player_id}",
     )
-    return Receipt(
-        transaction_id=posted.id,
-        player_id=player_id,
-        amount=amount,
-        currency=currency,
-        balance_after=balance(session, wallet.code),
-    )
+    [transaction_id] = post_new(driver, [request], rows, chain=chain, posted_at=datetime.now(UTC))
+    after = before + amount if kind == "deposit" else before - amount
+    return Receipt(transaction_id, player_id, amount, currency, after)
 
 
 def deposit(

@@ -18,17 +18,16 @@ from api.db.models import HandRecord, SeedPair
 from api.domain.hands import postings, store
 from api.domain.hands.details import DecidedBy, Fairness, HandDetails, WarCards, hand_details
 from api.domain.hands.postings import HandAccounts, HandRef
-from api.domain.players.turn import refuse_unfinished
+from api.domain.players.turn import lock_player_on, refuse_unfinished
 from api.domain.tables import service as tables
 from api.errors import NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
-from ledger.append import AccountRow
+from ledger.append import read_balance
 from ledger.driver import Driver
 from ledger.errors import LimitExceeded
-from ledger.posting import open_account
 
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:
@@ -66,7 +65,7 @@ def open_hand(
     """Deal a hand: every refusal is decided by one read, before anything is written."""
     driver = Driver(session.connection())
     known = memo(session)
-    store.lock_player(driver, player_id)
+    lock_player_on(driver, player_id)
     rules = _table_rules(driver, known, table_id)
     accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
     found = store.opening(driver, player_id, table_id, accounts.wallet.code if accounts else "")
@@ -84,7 +83,7 @@ def open_hand(
     if found.wallet_balance < hand.total_staked:
         raise LimitExceeded(accounts.wallet.code)
 
-    rows = _open_accounts(session, driver, known, accounts)
+    rows = known.accounts.opening(session, driver, accounts.specs())
     created_at = datetime.now(UTC)
     record: dict[str, Any] = {
         "player_id": player_id,
@@ -134,10 +133,10 @@ def decide_hand(
     hand = decide(play(found.rules.game, seeds, found.bet, found.tie_bet, recorded), action)
     accounts = HandAccounts.of(found.player_id, found.currency)
     # Deposits may have come in while the hand waited.
-    wallet = store.wallet_balance(driver, accounts.wallet.code)
+    wallet = read_balance(driver, accounts.wallet.code)
     if wallet < hand.raise_amount:
         raise LimitExceeded(accounts.wallet.code)
-    rows = _open_accounts(session, driver, memo(session), accounts)
+    rows = memo(session).accounts.opening(session, driver, accounts.specs())
     ref = HandRef(hand_id, found.player_id, found.table_id)
     steps = [postings.settlement(ref, hand, accounts, decided_by)]
     if action is Action.WAR:
@@ -169,7 +168,7 @@ def _deciding(driver: Driver, hand_id: int, player_id: int | None) -> store.Deci
     owner = player_id if player_id is not None else store.hand_player(driver, hand_id)
     if owner is None:
         raise NotFound("hand")
-    store.lock_player(driver, owner)
+    lock_player_on(driver, owner)
     found = store.deciding(driver, hand_id)
     if found is None or found.player_id != owner:
         raise NotFound("hand")
@@ -184,20 +183,6 @@ def _table_rules(driver: Driver, known: Memo, table_id: int) -> TableRules | Non
         if rules is not None:
             known.table_rules[table_id] = rules
     return rules
-
-
-def _open_accounts(
-    session: Session, driver: Driver, known: Memo, accounts: HandAccounts
-) -> dict[str, AccountRow]:
-    """The rows of the accounts a hand moves, opening those it is the first to move."""
-    specs = accounts.specs()
-    rows = known.accounts.find(driver, (spec.code for spec in specs))
-    if len(rows) == len(specs):
-        return rows
-    for spec in specs:
-        if spec.code not in rows:
-            open_account(session, spec)
-    return known.accounts.find(driver, (spec.code for spec in specs), remember=False)
 
 
 def _recorded(found: store.Deciding) -> dict[str, Any]:

@@ -18,8 +18,6 @@ from casino.hand import HandStatus
 from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
-_LOCK_PLAYER = Sql.of("SELECT id FROM players WHERE id = :player_id{for_update}")
-
 _OPENING = Sql.of(
     f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
@@ -61,8 +59,6 @@ _DECIDING = Sql.of(
 
 _HAND_PLAYER = Sql.of("SELECT player_id FROM hands WHERE id = :hand_id")
 
-_WALLET_BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :wallet")
-
 _SETTLE_HAND = Sql.of(
     """
     UPDATE hands SET decision = :decision, decided_by = :decided_by,
@@ -74,14 +70,6 @@ _SETTLE_HAND = Sql.of(
     WHERE id = :hand_id
     """
 )
-
-
-def lock_player(driver: Driver, player_id: int) -> None:
-    """On PostgreSQL, lock the player's row: a player's requests serialise on it (SQLite's
-    BEGIN IMMEDIATE already serialises every writer). The reads that follow are separate
-    statements, so under READ COMMITTED they see what the previous holder committed."""
-    if driver.is_postgresql and driver.first(_LOCK_PLAYER, {"player_id": player_id}) is None:
-        raise NotFound("player")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +90,7 @@ def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Openi
     """The player's active seed pair, unfinished hand, the table's state and the wallet."""
     row = driver.first(_OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
     if row is None:  # every player has an active pair from creation on
-        raise NotFound("player")
+        raise NotFound("seed pair")
     pair_id, server_seed, seed_hash, client_seed, nonce, unfinished, table_open, wallet_balance = (
         row
     )
@@ -200,11 +188,6 @@ def deciding(driver: Driver, hand_id: int) -> Deciding | None:
         client_seed,
         revealed_at is not None,
     )
-
-
-def wallet_balance(driver: Driver, wallet: str) -> int:
-    row = driver.first(_WALLET_BALANCE, {"wallet": wallet})
-    return 0 if row is None else int(row[0])
 
 
 def settle_hand(driver: Driver, hand_id: int, values: dict[str, Any]) -> None:

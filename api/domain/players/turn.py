@@ -9,14 +9,15 @@ accounts in id order, then the ledger's chain head; so no two requests can deadl
 from sqlalchemy import bindparam, literal, select
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord, Player
+from api.db.models import HandRecord
 from api.errors import Conflict, NotFound
 from casino.hand import HandStatus
+from ledger.driver import Driver, Sql
 
 # Built once, with bound parameters; the status is written into the statement, so that
 # SQLite can use the partial index of hands awaiting a decision (with a bound parameter it
 # would scan the player's whole history).
-_LOCK_PLAYER = select(Player.id).where(Player.id == bindparam("player_id")).with_for_update()
+_LOCK_PLAYER = Sql.of("SELECT id FROM players WHERE id = :player_id{for_update}")
 _UNFINISHED_HAND = select(HandRecord.id).where(
     HandRecord.player_id == bindparam("player_id"),
     HandRecord.status == literal(HandStatus.AWAITING_DECISION.value, literal_execute=True),
@@ -24,9 +25,14 @@ _UNFINISHED_HAND = select(HandRecord.id).where(
 
 
 def lock_player(session: Session, player_id: int) -> None:
+    lock_player_on(Driver(session.connection()), player_id)
+
+
+def lock_player_on(driver: Driver, player_id: int) -> None:
     """Check that the player exists and, on PostgreSQL, lock the row for the rest of the
-    transaction (only the id is read: no caller needs the player loaded)."""
-    if session.scalar(_LOCK_PLAYER, {"player_id": player_id}) is None:
+    transaction. What the unit of work reads next, it reads in later statements: under
+    READ COMMITTED those see everything the previous holder of the lock committed."""
+    if driver.first(_LOCK_PLAYER, {"player_id": player_id}) is None:
         raise NotFound("player")
 
 
