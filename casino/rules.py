@@ -7,6 +7,7 @@ construction refuses anything outside rules.md.
 
 import re
 from dataclasses import asdict, dataclass, field, fields
+from functools import cache
 from typing import Any, Final, Self
 
 from casino.errors import BetNotMultipleOfUnit, BetOutOfRange, InvalidRules
@@ -93,10 +94,9 @@ class TableRules:
                 )
 
     def as_dict(self) -> dict[str, Any]:
-        """The flat form recorded with every hand and shown by the API."""
-        flat = asdict(self.game)
-        flat.update({f.name: getattr(self, f.name) for f in fields(self) if f.name != "game"})
-        return flat
+        """The flat form recorded with every hand and shown by the API (a fresh dict: the
+        caller may keep or change it)."""
+        return dict(_flat(self))
 
     @classmethod
     def from_dict(cls, flat: dict[str, Any]) -> Self:
@@ -107,3 +107,11 @@ class TableRules:
             raise InvalidRules(sorted(unknown)[0], "is not a rule")
         game = GameRules(**{k: v for k, v in flat.items() if k in game_names})
         return cls(game=game, **{k: v for k, v in flat.items() if k not in game_names})
+
+
+@cache
+def _flat(rules: TableRules) -> dict[str, Any]:
+    """Rules are immutable and few: each one's flat form is worked out once."""
+    flat = asdict(rules.game)
+    flat.update({f.name: getattr(rules, f.name) for f in fields(rules) if f.name != "game"})
+    return flat

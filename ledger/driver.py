@@ -42,10 +42,12 @@ class Sql:
 
     @classmethod
     def of(cls, text: str) -> Sql:
-        return cls(
-            sqlite=text.replace(_FOR_UPDATE, ""),
-            postgresql=_PARAMETER.sub(r"%(\1)s", text).replace(_FOR_UPDATE, " FOR UPDATE"),
-        )
+        return cls.each(text.replace(_FOR_UPDATE, ""), text.replace(_FOR_UPDATE, " FOR UPDATE"))
+
+    @classmethod
+    def each(cls, sqlite: str, postgresql: str) -> Sql:
+        """A statement each dialect spells its own way."""
+        return cls(sqlite=sqlite, postgresql=_PARAMETER.sub(r"%(\1)s", postgresql))
 
 
 @dataclass(frozen=True, slots=True)

@@ -163,4 +163,3 @@ def _table(model: type[Base]) -> Table:
 hands_table = _table(HandRecord)
 seed_pairs_table = _table(SeedPair)
 casino_tables_table = _table(CasinoTable)
-idempotency_table = _table(IdempotencyRecord)

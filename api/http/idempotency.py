@@ -18,14 +18,13 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from litestar import MediaType, Response
-from sqlalchemy import bindparam, insert, select, text
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
-from api.db.models import idempotency_table
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
 from api.http.schemas import ResponseBody
+from ledger.driver import Driver, Sql
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -41,6 +40,12 @@ def _in_flight() -> Problem:
 
 def _reused() -> Problem:
     return Problem(422, REUSED, "this Idempotency-Key was used with a different request")
+
+
+class _Stored(NamedTuple):
+    request_hash: str
+    response_status: int
+    response_body: Any
 
 
 def fingerprint(method: str, path: str, body: Any) -> str:
@@ -119,14 +124,18 @@ class Idempotency:
             _record(session, principal, key, request_fingerprint, refusal.status, refusal.body())
         return _problem_response(refusal)
 
-    def _claim(self, session: Session, caller: str, key: str) -> "_Stored | None":
-        """Hold the key for this transaction (across processes on PostgreSQL) and return
-        its record if it has one."""
-        if self._database.is_postgresql and not session.scalar(
-            text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": advisory_lock_key(caller, key)}
-        ):
+    def _claim(self, session: Session, caller: str, key: str) -> _Stored | None:
+        """Hold the key for this transaction (across processes on PostgreSQL, with an
+        advisory lock taken in the same statement) and return its record if it has one."""
+        driver = Driver(session.connection())
+        row = driver.first(
+            _CLAIM, {"caller": caller, "key": key, "lock": advisory_lock_key(caller, key)}
+        )
+        assert row is not None  # one row, whether or not the key has a record
+        claimed, request_hash, status, body = row
+        if not claimed:
             raise _in_flight()
-        return _find(session, caller, key)
+        return None if request_hash is None else _Stored(request_hash, status, json.loads(body))
 
 
 class _Refusal(Exception):
@@ -147,24 +156,22 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
         raise _Refusal(refusal) from error
 
 
-# Every state-changing request runs these: built once, with bound parameters, and in Core
-# rather than through the ORM (no identity map, no unit of work for a row nobody edits).
-_records = idempotency_table
-_RECORD_BY_KEY = select(
-    _records.c.request_hash, _records.c.response_status, _records.c.response_body
-).where(_records.c.caller == bindparam("caller"), _records.c.key == bindparam("key"))
-_INSERT_RECORD = insert(_records)
-
-
-class _Stored(NamedTuple):
-    request_hash: str
-    response_status: int
-    response_body: Any
-
-
-def _find(session: Session, caller: str, key: str) -> _Stored | None:
-    row = session.execute(_RECORD_BY_KEY, {"caller": caller, "key": key}).first()
-    return None if row is None else _Stored(*row)
+# Every state-changing request runs these, on the driver: one statement to claim and look
+# up the key, one to record the answer.
+_RECORD_COLUMNS = "r.request_hash, r.response_status, CAST(r.response_body AS TEXT)"
+_RECORD_BY_KEY = 'LEFT JOIN idempotency_records r ON r.caller = :caller AND r."key" = :key'
+_CLAIM = Sql.each(
+    f"SELECT 1, {_RECORD_COLUMNS} FROM (SELECT 1) one {_RECORD_BY_KEY}",
+    f"SELECT pg_try_advisory_xact_lock(:lock), {_RECORD_COLUMNS} "
+    f"FROM (SELECT 1) one {_RECORD_BY_KEY}",
+)
+_INSERT_RECORD = Sql.of(
+    """
+    INSERT INTO idempotency_records
+        (caller, "key", request_hash, response_status, response_body, created_at)
+    VALUES (:caller, :key, :request_hash, :response_status, :response_body, :created_at)
+    """
+)
 
 
 def _record(
@@ -175,15 +182,16 @@ def _record(
     status: int,
     body: Any,
 ) -> None:
-    session.execute(
+    driver = Driver(session.connection())
+    driver.execute(
         _INSERT_RECORD,
         {
             "caller": principal.caller,
             "key": key,
             "request_hash": request_fingerprint,
             "response_status": status,
-            "response_body": body,
-            "created_at": datetime.now(UTC),
+            "response_body": driver.json(body),
+            "created_at": driver.time(datetime.now(UTC)),
         },
     )
 
