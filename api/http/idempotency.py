@@ -64,6 +64,7 @@ class Idempotency:
 
     def __init__(self, database: Database) -> None:
         self._database = database
+        self.runs_on_event_loop = not database.is_postgresql
         self._running: set[tuple[str, str]] = set()
         self._running_lock = threading.Lock()
 
@@ -100,15 +101,9 @@ class Idempotency:
                     if earlier is not None:
                         return _replay(earlier, request_fingerprint)
                     result = _refusing(operation, session)
-                    _record(
-                        session,
-                        principal,
-                        key,
-                        request_fingerprint,
-                        status_code,
-                        result.stored_form(),
-                    )
-                    return Response(result, status_code=status_code)
+                    body, stored = result.bodies()
+                    _record(session, principal, key, request_fingerprint, status_code, stored)
+                    return Response(body, status_code=status_code)
             except _Refusal as refused:  # the unit of work has been rolled back whole
                 return self._remember_refusal(principal, key, request_fingerprint, refused.problem)
 

@@ -2,8 +2,10 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Annotated, Any
 
+from anyio.to_thread import run_sync
 from litestar import Request, Response, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
@@ -91,10 +93,11 @@ async def require_idempotency_key(
 
 
 def command(path: str, *problem_statuses: int, status_code: int = 201) -> HTTPRouteHandler:
-    """A state-changing POST: Idempotency-Key required, its problems documented."""
+    """A state-changing POST: Idempotency-Key required, its problems documented. Its handler
+    is a coroutine that awaits `IdempotentCommand.run`, which decides where the unit of work
+    runs."""
     return post(
         path,
-        sync_to_thread=True,
         status_code=status_code,
         guards=[require_idempotency_key],
         responses=problems(400, *problem_statuses),
@@ -125,9 +128,13 @@ class IdempotentCommand:
     principal: Principal
     key: str
 
-    def run(
+    async def run(
         self, body: BaseModel | None, operation: Callable[[Session], ResponseBody]
     ) -> Response[Any]:
+        """Run the unit of work: on the event loop where the database is SQLite (its write
+        transactions are short and serialised anyway, and a hop to a worker thread and back
+        costs more CPU than the transaction), in a worker thread where it is PostgreSQL
+        (whose round trips wait on the network while the loop serves other requests)."""
         payload = body.model_dump(mode="json") if body is not None else None
         request_fingerprint = idempotency.fingerprint(
             self.request.method, self.request.url.path, payload
@@ -135,9 +142,18 @@ class IdempotentCommand:
         runner: idempotency.Idempotency = self.request.app.state.idempotency
         status_code = self.request.route_handler.status_code
         assert status_code is not None  # `command` always sets it
-        return runner.run(
-            self.principal, self.key, request_fingerprint, operation, status_code=status_code
+        work = partial(
+            runner.run,
+            self.principal,
+            self.key,
+            request_fingerprint,
+            operation,
+            status_code=status_code,
         )
+        if runner.runs_on_event_loop:
+            return work()
+        answer: Response[Any] = await run_sync(work)
+        return answer
 
 
 def provide_command(

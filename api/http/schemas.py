@@ -33,7 +33,8 @@ class ResponseBody(BaseModel):
     SECRET_FIELDS: ClassVar[frozenset[str]] = frozenset()
     """Fields shown once and never stored: an idempotent replay returns them as null."""
 
-    def stored_form(self) -> dict[str, Any]:
-        """The body as an idempotency record keeps it: every secret field nulled."""
+    def bodies(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON body to send, and the body as an idempotency record keeps it: every
+        secret field nulled. Dumped once, for both."""
         body: dict[str, Any] = self.model_dump(mode="json", by_alias=True)
-        return body | dict.fromkeys(self.SECRET_FIELDS)
+        return body, body | dict.fromkeys(self.SECRET_FIELDS)

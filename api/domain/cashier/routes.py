@@ -27,7 +27,7 @@ class CashierController(Controller):
     security = BEARER
 
     @command("/deposits", 403, 404, 409)
-    def deposit(
+    async def deposit(
         self,
         data: JSONBody[CashierRequest],
         principal: PrincipalDependency,
@@ -35,10 +35,10 @@ class CashierController(Controller):
         command: CommandDependency,
     ) -> Response[CashierReceipt]:
         """Credit a player's wallet with money received by the cashier."""
-        return _cashier_move(data, principal, settings, command, cashier.deposit)
+        return await _cashier_move(data, principal, settings, command, cashier.deposit)
 
     @command("/withdrawals", 403, 404, 409)
-    def withdraw(
+    async def withdraw(
         self,
         data: JSONBody[CashierRequest],
         principal: PrincipalDependency,
@@ -46,13 +46,13 @@ class CashierController(Controller):
         command: CommandDependency,
     ) -> Response[CashierReceipt]:
         """Pay money out of a player's wallet; never beyond its balance."""
-        return _cashier_move(data, principal, settings, command, cashier.withdraw)
+        return await _cashier_move(data, principal, settings, command, cashier.withdraw)
 
 
 CashierMove = Callable[[Session, int, int, str, str], cashier.Receipt]
 
 
-def _cashier_move(
+async def _cashier_move(
     data: CashierRequest,
     principal: Principal,
     settings: Settings,
@@ -60,7 +60,7 @@ def _cashier_move(
     move: CashierMove,
 ) -> Response[CashierReceipt]:
     principal.require(Role.OPERATOR)
-    return command.run(
+    return await command.run(
         data,
         lambda s: CashierReceipt.model_validate(
             move(s, data.player_id, data.amount, data.currency, settings.currency)

@@ -29,7 +29,7 @@ class HandController(Controller):
     security = BEARER
 
     @command("/", 403, 404, 409)
-    def open_hand(
+    async def open_hand(
         self,
         data: JSONBody[HandOpen],
         principal: PrincipalDependency,
@@ -37,7 +37,7 @@ class HandController(Controller):
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
         player_id = principal.own_player_id()
-        return command.run(
+        return await command.run(
             data,
             lambda s: HandView.model_validate(
                 hands.open_hand(s, player_id, data.table_id, data.bet, data.tie_bet, data.currency)
@@ -45,7 +45,7 @@ class HandController(Controller):
         )
 
     @command("/{hand_id:int}/decision", 403, 404, 409, status_code=200)
-    def decide(
+    async def decide(
         self,
         hand_id: PathId,
         data: JSONBody[Decision],
@@ -54,7 +54,7 @@ class HandController(Controller):
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
         player_id = principal.own_player_id()
-        return command.run(
+        return await command.run(
             data,
             lambda s: HandView.model_validate(
                 hands.decide_hand(s, hand_id, Action(data.action), player_id=player_id)

@@ -25,7 +25,7 @@ class PlayerController(Controller):
     security = BEARER
 
     @command("/v1/players", 403, 409)
-    def create_player(
+    async def create_player(
         self,
         data: JSONBody[PlayerCreate],
         principal: PrincipalDependency,
@@ -33,7 +33,7 @@ class PlayerController(Controller):
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
         principal.require(Role.OPERATOR)
-        return command.run(
+        return await command.run(
             data,
             lambda s: PlayerCreated.model_validate(
                 players.create_player(s, data.display_name, data.external_ref)
@@ -41,12 +41,12 @@ class PlayerController(Controller):
         )
 
     @command("/v1/players/{player_id:int}/tokens", 403, 404, 409)
-    def issue_token(
+    async def issue_token(
         self, player_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[PlayerToken]:
         """Issue another bearer token for a player; earlier tokens keep working."""
         principal.require(Role.OPERATOR)
-        return command.run(
+        return await command.run(
             None, lambda s: PlayerToken.model_validate(players.issue_player_token(s, player_id))
         )
 

@@ -32,7 +32,7 @@ class SeedController(Controller):
             return SeedState.model_validate(seeds.current_commitment(session, player_id))
 
     @command("/rotate", 403, 409, status_code=200)
-    def rotate(
+    async def rotate(
         self,
         principal: PrincipalDependency,
         command: CommandDependency,
@@ -41,7 +41,7 @@ class SeedController(Controller):
         """Reveal the server seed in use and commit to a new one (the body may be empty)."""
         player_id = principal.own_player_id()
         body = data or RotateSeeds()
-        return command.run(
+        return await command.run(
             body,
             lambda s: SeedRotation.model_validate(seeds.rotate(s, player_id, body.client_seed)),
         )

@@ -50,7 +50,7 @@ class TableController(Controller):
             return TableView.of(tables.get_table(session, table_id))
 
     @command("/", 403, 409)
-    def create_table(
+    async def create_table(
         self,
         data: JSONBody[TableCreate],
         principal: PrincipalDependency,
@@ -59,7 +59,7 @@ class TableController(Controller):
     ) -> Response[TableView]:
         """Open a new table; its rules never change afterwards (new rules, new table)."""
         principal.require(Role.OPERATOR)
-        return command.run(
+        return await command.run(
             data,
             lambda s: TableView.of(
                 tables.create_table(s, data.name, data.rule_fields(), settings.currency)
@@ -67,21 +67,23 @@ class TableController(Controller):
         )
 
     @command("/{table_id:int}/close", 403, 404, 409, status_code=200)
-    def close_table(
+    async def close_table(
         self, table_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TableView]:
         """Stop new hands at the table; hands awaiting a decision there can still finish."""
-        return _set_open(table_id, principal, command, is_open=False)
+        return await _set_open(table_id, principal, command, is_open=False)
 
     @command("/{table_id:int}/open", 403, 404, 409, status_code=200)
-    def open_table(
+    async def open_table(
         self, table_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TableView]:
-        return _set_open(table_id, principal, command, is_open=True)
+        return await _set_open(table_id, principal, command, is_open=True)
 
 
-def _set_open(
+async def _set_open(
     table_id: int, principal: PrincipalDependency, command: CommandDependency, *, is_open: bool
 ) -> Response[TableView]:
     principal.require(Role.OPERATOR)
-    return command.run(None, lambda s: TableView.of(tables.set_open(s, table_id, is_open=is_open)))
+    return await command.run(
+        None, lambda s: TableView.of(tables.set_open(s, table_id, is_open=is_open))
+    )
