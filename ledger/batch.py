@@ -1,6 +1,10 @@
-"""The pure part of posting a batch: its transactions checked, netted per account, and
-linked into a hash chain. `posting` and `append` write what these functions decide, so the
-two ways of posting cannot disagree on a balance, a limit or a link."""
+"""A batch of transactions about to be posted, worked out before the database is written.
+
+Pure: from the requests and the accounts they name come each transaction's signed legs and
+fingerprint, the checks that need the accounts (currencies), what each account's balance
+does over the batch, and the links that append the batch to its hash chain.
+`ledger.posting` reads the accounts and the chain's head, and writes what is computed here.
+"""
 
 from __future__ import annotations
 
@@ -9,30 +13,27 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from ledger.chain import canonical_json, request_fingerprint, transaction_hash
 from ledger.chains import next_seq
-from ledger.errors import CurrencyMismatch, InvalidTransaction, UnknownAccount
+from ledger.errors import CurrencyMismatch, InvalidTransaction
 from ledger.model import Entry, Side, TransactionRequest
 
 
-class Account(Protocol):
-    """What posting needs of an account's row."""
+@dataclass(frozen=True, slots=True)
+class Account:
+    """An open account, as posting needs it: its row id, currency and normal side."""
 
-    @property
-    def id(self) -> int: ...
-
-    @property
-    def currency(self) -> str: ...
-
-    @property
-    def side(self) -> str: ...
+    id: int
+    currency: str
+    side: str
 
 
 @dataclass(frozen=True, slots=True)
 class Pending:
-    """A transaction about to be posted: legs signed + debit, - credit."""
+    """A transaction about to be posted, checked by `check_transaction` (a request checks
+    itself when built): legs signed + debit, - credit."""
 
     kind: str
     idempotency_key: str
@@ -53,45 +54,40 @@ class Pending:
         legs: tuple[tuple[str, int], ...],
         pairs: tuple[tuple[str, str], ...],
     ) -> Pending:
-        if not legs:
-            raise InvalidTransaction("a transaction needs at least one transfer")
         stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
         fingerprint = request_fingerprint(
             kind=kind, reference=reference, metadata=stored_metadata, legs=legs
         )
         return cls(kind, idempotency_key, reference, stored_metadata, legs, pairs, fingerprint)
 
+    @classmethod
+    def of_request(cls, request: TransactionRequest) -> Pending:
+        legs: list[tuple[str, int]] = []
+        for transfer in request.transfers:
+            legs.append((transfer.debit, transfer.amount))
+            legs.append((transfer.credit, -transfer.amount))
+        return cls.of(
+            kind=request.kind,
+            idempotency_key=request.idempotency_key,
+            reference=request.reference,
+            metadata=request.metadata,
+            legs=tuple(legs),
+            pairs=tuple((transfer.debit, transfer.credit) for transfer in request.transfers),
+        )
 
-def pending(request: TransactionRequest) -> Pending:
-    legs: list[tuple[str, int]] = []
-    for transfer in request.transfers:
-        legs.append((transfer.debit, transfer.amount))
-        legs.append((transfer.credit, -transfer.amount))
-    return Pending.of(
-        kind=request.kind,
-        idempotency_key=request.idempotency_key,
-        reference=request.reference,
-        metadata=request.metadata,
-        legs=tuple(legs),
-        pairs=tuple((transfer.debit, transfer.credit) for transfer in request.transfers),
-    )
 
-
-def check_balanced(pendings: Sequence[Pending], by_code: Mapping[str, Account]) -> None:
-    """Every account known, every transfer within one currency, every transaction summing to
-    zero per currency."""
-    missing = {code for item in pendings for code, _ in item.legs} - by_code.keys()
-    if missing:
-        raise UnknownAccount(*sorted(missing))
-    for item in pendings:
-        for debit, credit in item.pairs:
-            if by_code[debit].currency != by_code[credit].currency:
+def check_currencies(pendings: Sequence[Pending], accounts: Mapping[str, Account]) -> None:
+    """Refuse a transfer between currencies, and a transaction whose legs do not sum to zero
+    in each currency."""
+    for pending in pendings:
+        for debit, credit in pending.pairs:
+            if accounts[debit].currency != accounts[credit].currency:
                 raise CurrencyMismatch(
-                    debit, credit, by_code[debit].currency, by_code[credit].currency
+                    debit, credit, accounts[debit].currency, accounts[credit].currency
                 )
         per_currency: dict[str, int] = defaultdict(int)
-        for code, amount in item.legs:
-            per_currency[by_code[code].currency] += amount
+        for code, amount in pending.legs:
+            per_currency[accounts[code].currency] += amount
         unbalanced = {currency: total for currency, total in per_currency.items() if total}
         if unbalanced:
             raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
@@ -112,16 +108,18 @@ class BalanceMove:
     lowest: int
 
 
-def balance_moves(pendings: Sequence[Pending], by_code: Mapping[str, Account]) -> list[BalanceMove]:
+def balance_moves(
+    pendings: Sequence[Pending], accounts: Mapping[str, Account]
+) -> list[BalanceMove]:
     running: dict[str, int] = defaultdict(int)
     lowest: dict[str, int] = {}
-    for item in pendings:
-        for code, amount in item.legs:
-            running[code] += amount if by_code[code].side == Side.DEBIT else -amount
-        for code in {code for code, _ in item.legs}:
+    for pending in pendings:
+        for code, amount in pending.legs:
+            running[code] += amount if accounts[code].side == Side.DEBIT else -amount
+        for code in {code for code, _ in pending.legs}:
             lowest[code] = min(lowest.get(code, running[code]), running[code])
     moves = [
-        BalanceMove(by_code[code].id, code, running[code], lowest[code])
+        BalanceMove(accounts[code].id, code, running[code], lowest[code])
         for code in running
         if running[code] != 0 or lowest[code] < 0
     ]
@@ -130,40 +128,48 @@ def balance_moves(pendings: Sequence[Pending], by_code: Mapping[str, Account]) -
 
 
 @dataclass(frozen=True, slots=True)
-class ChainLink:
-    """A transaction's place in its hash chain, and its entries as hashed."""
+class Link:
+    """A chain's newest link: where the next transaction attaches."""
 
-    seq: int
     chain: int
+    seq: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """A transaction of the batch in its place in the chain, hashed, with its entries."""
+
+    pending: Pending
+    seq: int
     prev_hash: str
     hash: str
     entries: tuple[Entry, ...]
 
 
-def chain_links(
+def link(
     pendings: Sequence[Pending],
-    by_code: Mapping[str, Account],
+    accounts: Mapping[str, Account],
     posted_at: datetime,
-    chain: int,
-    head_seq: int,
-    head_hash: str,
-) -> list[ChainLink]:
-    """The batch's links after the chain's head, each hashing its predecessor's hash."""
-    links: list[ChainLink] = []
-    seq, prev_hash = head_seq, head_hash
-    for item in pendings:
-        seq = next_seq(chain, seq)
-        entries = tuple(Entry(code, by_code[code].currency, amount) for code, amount in item.legs)
+    head: Link,
+) -> list[Linked]:
+    """The batch appended, in order, after `head`: each transaction's hash covers the one
+    before it."""
+    seq, prev_hash = head.seq, head.hash
+    linked: list[Linked] = []
+    for pending in pendings:
+        seq = next_seq(head.chain, seq)
+        legs = tuple(Entry(code, accounts[code].currency, amount) for code, amount in pending.legs)
         digest = transaction_hash(
             seq=seq,
-            kind=item.kind,
-            reference=item.reference,
-            idempotency_key=item.idempotency_key,
-            metadata=item.metadata,
+            kind=pending.kind,
+            reference=pending.reference,
+            idempotency_key=pending.idempotency_key,
+            metadata=pending.metadata,
             posted_at=posted_at,
-            entries=((e.account, e.currency, e.amount) for e in entries),
+            entries=((e.account, e.currency, e.amount) for e in legs),
             prev_hash=prev_hash,
         )
-        links.append(ChainLink(seq, chain, prev_hash, digest, entries))
+        linked.append(Linked(pending, seq, prev_hash, digest, legs))
         prev_hash = digest
-    return links
+    return linked

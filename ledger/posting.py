@@ -8,7 +8,10 @@ round trips, not an ORM flush.
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -16,25 +19,18 @@ from sqlalchemy import Connection, CursorResult, Row, bindparam, insert, select,
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ledger.batch import (
-    BalanceMove,
-    ChainLink,
-    Pending,
-    balance_moves,
-    chain_links,
-    check_balanced,
-    pending,
-)
-from ledger.chains import CHAINS, is_chain
+from ledger.chain import canonical_json, request_fingerprint, transaction_hash
+from ledger.chains import CHAINS, is_chain, next_seq
 from ledger.errors import (
     AccountConflict,
+    CurrencyMismatch,
     IdempotencyConflict,
     InvalidTransaction,
     LimitExceeded,
     UnknownAccount,
     UnknownTransaction,
 )
-from ledger.model import AccountSpec, Entry, PostedTransaction, TransactionRequest
+from ledger.model import AccountSpec, Entry, PostedTransaction, Side, TransactionRequest
 from ledger.schema import accounts, chain_head, entries, transactions
 
 REVERSAL_KIND = "reversal"
@@ -219,7 +215,7 @@ def post_all(
     player).
     """
     return _post_pending(
-        session.connection(), [pending(r) for r in requests], _chain(chain), _now(now)
+        session.connection(), [_pending(r) for r in requests], _chain(chain), _now(now)
     )
 
 
@@ -250,7 +246,7 @@ def reverse(
         )
     if not idempotency_key or len(idempotency_key) > 255:
         raise InvalidTransaction("an idempotency key has 1 to 255 characters")
-    reversal = Pending.of(
+    reversal = _Pending.of(
         kind=REVERSAL_KIND,
         idempotency_key=idempotency_key,
         reference=reference,
@@ -302,12 +298,107 @@ def _posted_from_row(connection: Connection, row: Row[Any], *, replayed: bool) -
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A validated transaction about to be posted: legs signed + debit, - credit."""
+
+    kind: str
+    idempotency_key: str
+    reference: str | None
+    metadata: dict[str, Any]
+    legs: tuple[tuple[str, int], ...]
+    pairs: tuple[tuple[str, str], ...]
+    fingerprint: str
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        kind: str,
+        idempotency_key: str,
+        reference: str | None,
+        metadata: Mapping[str, Any],
+        legs: tuple[tuple[str, int], ...],
+        pairs: tuple[tuple[str, str], ...],
+    ) -> _Pending:
+        if not legs:
+            raise InvalidTransaction("a transaction needs at least one transfer")
+        stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
+        fingerprint = request_fingerprint(
+            kind=kind, reference=reference, metadata=stored_metadata, legs=legs
+        )
+        return cls(kind, idempotency_key, reference, stored_metadata, legs, pairs, fingerprint)
+
+
+def _pending(request: TransactionRequest) -> _Pending:
+    legs: list[tuple[str, int]] = []
+    for transfer in request.transfers:
+        legs.append((transfer.debit, transfer.amount))
+        legs.append((transfer.credit, -transfer.amount))
+    return _Pending.of(
+        kind=request.kind,
+        idempotency_key=request.idempotency_key,
+        reference=request.reference,
+        metadata=request.metadata,
+        legs=tuple(legs),
+        pairs=tuple((transfer.debit, transfer.credit) for transfer in request.transfers),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _BalanceMove:
+    """One account's change over a whole batch, in its normal-side terms.
+
+    `lowest` is the lowest running change along the batch (for a single transaction, the
+    change itself): the limit must hold at every step, not only at the end, so a stake
+    that overdraws the wallet is refused even if the settlement after it would refill it.
+    """
+
+    account_id: int
+    code: str
+    delta: int
+    lowest: int
+
+
+def _balance_moves(
+    pendings: Sequence[_Pending], by_code: Mapping[str, _AccountRow]
+) -> list[_BalanceMove]:
+    running: dict[str, int] = defaultdict(int)
+    lowest: dict[str, int] = {}
+    for pending in pendings:
+        for code, amount in pending.legs:
+            running[code] += amount if by_code[code].side == Side.DEBIT else -amount
+        for code in {code for code, _ in pending.legs}:
+            lowest[code] = min(lowest.get(code, running[code]), running[code])
+    moves = [
+        _BalanceMove(by_code[code].id, code, running[code], lowest[code])
+        for code in running
+        if running[code] != 0 or lowest[code] < 0
+    ]
+    # In account-id order, so that concurrent postings cannot deadlock.
+    return sorted(moves, key=lambda move: move.account_id)
+
+
 def _validated_accounts(
-    connection: Connection, pendings: Sequence[Pending]
+    connection: Connection, pendings: Sequence[_Pending]
 ) -> dict[str, _AccountRow]:
-    codes = sorted({code for item in pendings for code, _ in item.legs})
+    codes = sorted({code for pending in pendings for code, _ in pending.legs})
     by_code = {row.code: row for row in connection.execute(_ACCOUNTS_BY_CODE, {"codes": codes})}
-    check_balanced(pendings, by_code)
+    missing = set(codes) - by_code.keys()
+    if missing:
+        raise UnknownAccount(*missing)
+    for pending in pendings:
+        for debit, credit in pending.pairs:
+            if by_code[debit].currency != by_code[credit].currency:
+                raise CurrencyMismatch(
+                    debit, credit, by_code[debit].currency, by_code[credit].currency
+                )
+        per_currency: dict[str, int] = defaultdict(int)
+        for code, amount in pending.legs:
+            per_currency[by_code[code].currency] += amount
+        unbalanced = {currency: total for currency, total in per_currency.items() if total}
+        if unbalanced:
+            raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
     return by_code
 
 
@@ -318,11 +409,11 @@ def _chain(chain: int) -> int:
 
 
 def _post_pending(
-    connection: Connection, pendings: Sequence[Pending], chain: int, posted_at: datetime
+    connection: Connection, pendings: Sequence[_Pending], chain: int, posted_at: datetime
 ) -> list[PostedTransaction]:
     by_code = _validated_accounts(connection, pendings)
-    applied: list[BalanceMove] = []
-    for move in balance_moves(pendings, by_code):
+    applied: list[_BalanceMove] = []
+    for move in _balance_moves(pendings, by_code):
         moved = cast(
             CursorResult[Any],
             connection.execute(
@@ -347,37 +438,62 @@ def _post_pending(
     if found:
         _undo(connection, applied)
         return _replays(connection, pendings, found)
-    links = chain_links(pendings, by_code, posted_at, chain, int(head.seq), head.hash)
-    return _insert(connection, pendings, by_code, posted_at, links)
+    return _insert(connection, pendings, by_code, posted_at, _Link(chain, int(head.seq), head.hash))
+
+
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """A chain's newest link: where the next transaction attaches."""
+
+    chain: int
+    seq: int
+    hash: str
 
 
 def _insert(
     connection: Connection,
-    pendings: Sequence[Pending],
+    pendings: Sequence[_Pending],
     by_code: Mapping[str, _AccountRow],
     posted_at: datetime,
-    links: Sequence[ChainLink],
+    head: _Link,
 ) -> list[PostedTransaction]:
     """Append the batch to its hash chain: one insert per table, one chain-head update."""
-    rows = [
-        {
-            "seq": link.seq,
-            "chain": link.chain,
-            "kind": item.kind,
-            "reference": item.reference,
-            "idempotency_key": item.idempotency_key,
-            "request_hash": item.fingerprint,
-            "metadata": item.metadata,
-            "posted_at": posted_at,
-            "prev_hash": link.prev_hash,
-            "hash": link.hash,
-        }
-        for item, link in zip(pendings, links, strict=True)
-    ]
+    seq, prev_hash = head.seq, head.hash
+    rows: list[dict[str, Any]] = []
+    posted_entries: list[tuple[Entry, ...]] = []
+    for pending in pendings:
+        seq = next_seq(head.chain, seq)
+        legs = tuple(Entry(code, by_code[code].currency, amount) for code, amount in pending.legs)
+        digest = transaction_hash(
+            seq=seq,
+            kind=pending.kind,
+            reference=pending.reference,
+            idempotency_key=pending.idempotency_key,
+            metadata=pending.metadata,
+            posted_at=posted_at,
+            entries=((e.account, e.currency, e.amount) for e in legs),
+            prev_hash=prev_hash,
+        )
+        rows.append(
+            {
+                "seq": seq,
+                "chain": head.chain,
+                "kind": pending.kind,
+                "reference": pending.reference,
+                "idempotency_key": pending.idempotency_key,
+                "request_hash": pending.fingerprint,
+                "metadata": pending.metadata,
+                "posted_at": posted_at,
+                "prev_hash": prev_hash,
+                "hash": digest,
+            }
+        )
+        posted_entries.append(legs)
+        prev_hash = digest
     # Ids are matched back by seq: asking the database for RETURNING in parameter order
     # would make SQLAlchemy insert row by row on SQLite.
     id_by_seq = {row.seq: int(row.id) for row in connection.execute(_INSERT_TRANSACTIONS, rows)}
-    ids = [id_by_seq[link.seq] for link in links]
+    ids = [id_by_seq[row["seq"]] for row in rows]
     connection.execute(
         _INSERT_ENTRIES,
         [
@@ -387,35 +503,36 @@ def _insert(
                 "currency": entry.currency,
                 "amount": entry.amount,
             }
-            for transaction_id, link in zip(ids, links, strict=True)
-            for entry in link.entries
+            for transaction_id, legs in zip(ids, posted_entries, strict=True)
+            for entry in legs
         ],
     )
-    last = links[-1]
     connection.execute(
-        _MOVE_CHAIN_HEAD, {"chain": last.chain, "new_seq": last.seq, "new_hash": last.hash}
+        _MOVE_CHAIN_HEAD, {"chain": head.chain, "new_seq": seq, "new_hash": prev_hash}
     )
     return [
         PostedTransaction(
             id=transaction_id,
-            seq=link.seq,
-            kind=item.kind,
-            reference=item.reference,
-            metadata=item.metadata,
+            seq=row["seq"],
+            kind=pending.kind,
+            reference=pending.reference,
+            metadata=pending.metadata,
             posted_at=posted_at,
-            entries=link.entries,
-            hash=link.hash,
+            entries=legs,
+            hash=row["hash"],
             replayed=False,
-            idempotency_key=item.idempotency_key,
-            chain=link.chain,
+            idempotency_key=pending.idempotency_key,
+            chain=head.chain,
         )
-        for transaction_id, link, item in zip(ids, links, pendings, strict=True)
+        for transaction_id, row, pending, legs in zip(
+            ids, rows, pendings, posted_entries, strict=True
+        )
     ]
 
 
-def _posted_before(connection: Connection, pendings: Sequence[Pending]) -> dict[str, Row[Any]]:
+def _posted_before(connection: Connection, pendings: Sequence[_Pending]) -> dict[str, Row[Any]]:
     """The batch's transactions already in the ledger, by idempotency key."""
-    keys = [item.idempotency_key for item in pendings]
+    keys = [pending.idempotency_key for pending in pendings]
     return {
         row.idempotency_key: row
         for row in connection.execute(_TRANSACTIONS_BY_KEYS, {"keys": keys})
@@ -423,23 +540,23 @@ def _posted_before(connection: Connection, pendings: Sequence[Pending]) -> dict[
 
 
 def _replays(
-    connection: Connection, pendings: Sequence[Pending], found: Mapping[str, Row[Any]]
+    connection: Connection, pendings: Sequence[_Pending], found: Mapping[str, Row[Any]]
 ) -> list[PostedTransaction]:
     """The originals of a batch posted before; raises if a key was used for other content,
     or if only part of the batch exists."""
-    for item in pendings:
-        row = found.get(item.idempotency_key)
-        if row is not None and row.request_hash != item.fingerprint:
-            raise IdempotencyConflict(item.idempotency_key)
-    if len(found) < len({item.idempotency_key for item in pendings}):
+    for pending in pendings:
+        row = found.get(pending.idempotency_key)
+        if row is not None and row.request_hash != pending.fingerprint:
+            raise IdempotencyConflict(pending.idempotency_key)
+    if len(found) < len({pending.idempotency_key for pending in pendings}):
         raise InvalidTransaction("part of this batch of transactions was posted before")
     return [
-        _posted_from_row(connection, found[item.idempotency_key], replayed=True)
-        for item in pendings
+        _posted_from_row(connection, found[pending.idempotency_key], replayed=True)
+        for pending in pendings
     ]
 
 
-def _undo(connection: Connection, applied: Sequence[BalanceMove]) -> None:
+def _undo(connection: Connection, applied: Sequence[_BalanceMove]) -> None:
     """Take back balance changes already made by a refused posting (we hold their locks)."""
     for move in applied:
         connection.execute(_TAKE_BACK_BALANCE, {"account_id": move.account_id, "delta": move.delta})

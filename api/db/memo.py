@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.pool import Pool
 
 from casino.rules import TableRules
-from ledger.append import AccountBook
+from ledger.fresh import AccountBook
 
 
 @dataclass(slots=True)

@@ -12,10 +12,10 @@ from api.domain.players.service import offered_currencies
 from api.domain.players.turn import lock_player_on
 from api.errors import Refused
 from ledger import chart
-from ledger.append import post_new, read_balance
 from ledger.chains import chain_for
 from ledger.driver import Driver
 from ledger.errors import LimitExceeded
+from ledger.fresh import post_new, read_balance
 from ledger.model import TransactionRequest, Transfer
 
 

@@ -12,9 +12,9 @@ from datetime import datetime
 from api.domain.hands.ledger import reference
 from casino.hand import Hand
 from ledger import chart
-from ledger.append import AccountRow, post_new
 from ledger.chains import chain_for
 from ledger.driver import Driver
+from ledger.fresh import AccountRow, post_new
 from ledger.model import AccountSpec, TransactionRequest, Transfer
 
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount

@@ -25,9 +25,9 @@ from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
-from ledger.append import read_balance
 from ledger.driver import Driver
 from ledger.errors import LimitExceeded
+from ledger.fresh import read_balance
 
 
 def replay(record: HandRecord, pair: SeedPair) -> Hand:

@@ -24,18 +24,11 @@ from functools import cache
 
 from sqlalchemy.orm import Session
 
-from ledger.batch import (
-    ChainLink,
-    Pending,
-    balance_moves,
-    chain_links,
-    check_balanced,
-    pending,
-)
+from ledger.batch import Account, Link, Linked, Pending, balance_moves, check_currencies, link
 from ledger.chains import is_chain
 from ledger.driver import Driver, Sql
-from ledger.errors import AccountConflict, InvalidTransaction, LimitExceeded
-from ledger.model import AccountSpec, Side, TransactionRequest
+from ledger.errors import AccountConflict, InvalidTransaction, LimitExceeded, UnknownAccount
+from ledger.model import AccountSpec, TransactionRequest
 from ledger.posting import open_account
 
 _ACCOUNT_COLUMNS = "id, code, currency, side, min_balance"
@@ -44,19 +37,16 @@ _MOVE_CHAIN_HEAD = Sql.of("UPDATE ledger_chain_head SET seq = :seq, hash = :hash
 
 
 @dataclass(frozen=True, slots=True)
-class AccountRow:
-    """What never changes about an opened account."""
+class AccountRow(Account):
+    """What never changes about an opened account: its id, currency, side and limit."""
 
-    id: int
     code: str
-    currency: str
-    side: Side
     min_balance: int | None
 
     def matches(self, spec: AccountSpec) -> bool:
         return (self.currency, self.side, self.min_balance) == (
             spec.currency,
-            spec.side,
+            spec.side.value,
             spec.min_balance,
         )
 
@@ -81,7 +71,9 @@ class AccountBook:
         missing = sorted(set(wanted) - found.keys())
         if missing:
             for row in driver.all(_select_accounts(len(missing)), _numbered("code", missing)):
-                account = AccountRow(row[0], row[1], row[2], Side(row[3]), row[4])
+                account = AccountRow(
+                    id=row[0], currency=row[2], side=row[3], code=row[1], min_balance=row[4]
+                )
                 found[account.code] = account
                 if remember:
                     self._rows[account.code] = account
@@ -130,8 +122,13 @@ def post_new(
     """
     if not is_chain(chain):
         raise InvalidTransaction(f"there is no chain {chain!r}")
-    pendings = [pending(request) for request in requests]
-    check_balanced(pendings, accounts)
+    missing = {t.debit for r in requests for t in r.transfers} | {
+        t.credit for r in requests for t in r.transfers
+    }
+    if missing - accounts.keys():
+        raise UnknownAccount(*sorted(missing - accounts.keys()))
+    pendings = [Pending.of_request(request) for request in requests]
+    check_currencies(pendings, accounts)
     moves = balance_moves(pendings, accounts)
     parameters: dict[str, object] = {}
     for index, move in enumerate(moves):
@@ -141,12 +138,12 @@ def post_new(
         raise LimitExceeded(*(move.code for move in moves if accounts[move.code].min_balance))
     head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
     assert head is not None  # every chain has its head row (migration 0004)
-    links = chain_links(pendings, accounts, posted_at, chain, int(head[0]), head[1])
-    ids = _insert_transactions(driver, pendings, links, posted_at)
+    links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))
+    ids = _insert_transactions(driver, chain, links, posted_at)
     entries = [
         (transaction_id, accounts[entry.account].id, entry.currency, entry.amount)
-        for transaction_id, link in zip(ids, links, strict=True)
-        for entry in link.entries
+        for transaction_id, linked in zip(ids, links, strict=True)
+        for entry in linked.entries
     ]
     driver.execute(_insert_entries(len(entries)), _entry_parameters(entries))
     last = links[-1]
@@ -155,27 +152,28 @@ def post_new(
 
 
 def _insert_transactions(
-    driver: Driver, pendings: Sequence[Pending], links: Sequence[ChainLink], posted_at: datetime
+    driver: Driver, chain: int, links: Sequence[Linked], posted_at: datetime
 ) -> list[int]:
     parameters: dict[str, object] = {}
     stored_at = driver.time(posted_at)
-    for index, (item, link) in enumerate(zip(pendings, links, strict=True)):
+    for index, linked in enumerate(links):
+        item = linked.pending
         parameters |= {
-            f"seq_{index}": link.seq,
-            f"chain_{index}": link.chain,
+            f"seq_{index}": linked.seq,
+            f"chain_{index}": chain,
             f"kind_{index}": item.kind,
             f"reference_{index}": item.reference,
             f"key_{index}": item.idempotency_key,
             f"request_hash_{index}": item.fingerprint,
             f"metadata_{index}": driver.json(item.metadata),
             f"posted_at_{index}": stored_at,
-            f"prev_hash_{index}": link.prev_hash,
-            f"hash_{index}": link.hash,
+            f"prev_hash_{index}": linked.prev_hash,
+            f"hash_{index}": linked.hash,
         }
-    rows = driver.all(_insert_transactions_sql(len(pendings)), parameters)
+    rows = driver.all(_insert_transactions_sql(len(links)), parameters)
     # Matched back by seq: the order of RETURNING rows is not promised.
     id_by_seq = {int(seq): int(transaction_id) for transaction_id, seq in rows}
-    return [id_by_seq[link.seq] for link in links]
+    return [id_by_seq[linked.seq] for linked in links]
 
 
 def _numbered(name: str, values: Sequence[object]) -> dict[str, object]:
