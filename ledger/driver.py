@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from sqlalchemy import JSON, Connection
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
 
 from ledger.schema import UTCDateTime
 
@@ -88,6 +89,8 @@ class Driver:
         self.dialect = connection.dialect.name
         self.is_postgresql = self.dialect == "postgresql"
         self._cursor = connection.connection.cursor()
+        self._dialect = connection.dialect
+        self._dbapi = connection.dialect.loaded_dbapi
         conversions = _conversions(connection.dialect)
         self.time = conversions.time
         self.read_time = conversions.read_time
@@ -95,7 +98,15 @@ class Driver:
 
     def _run(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         text = sql.postgresql if self.is_postgresql else sql.sqlite
-        self._cursor.execute(text, parameters)
+        try:
+            self._cursor.execute(text, parameters)
+        except self._dbapi.Error as error:
+            # Raised as SQLAlchemy raises it (IntegrityError, OperationalError...), so that
+            # callers handle one family of errors; the parameters, which may hold secrets,
+            # are never quoted.
+            raise DBAPIError.instance(
+                text, None, error, self._dbapi.Error, hide_parameters=True, dialect=self._dialect
+            ) from error
         return self._cursor
 
     def execute(self, sql: Sql, parameters: Mapping[str, Any]) -> int:

@@ -135,7 +135,10 @@ def post_new(
         parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
         parameters[f"lowest_{index}"] = move.lowest
     if driver.execute(_move_balances(len(moves)), parameters) != len(moves):
-        raise LimitExceeded(*(move.code for move in moves if accounts[move.code].min_balance))
+        limited = [
+            m.code for m in moves if accounts[m.code].min_balance is not None and m.lowest < 0
+        ]
+        raise LimitExceeded(limited[0] if limited else moves[0].code)
     head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
     assert head is not None  # every chain has its head row (migration 0004)
     links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))

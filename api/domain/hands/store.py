@@ -18,7 +18,7 @@ from casino.hand import HandStatus
 from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
-_OPENING = Sql.of(
+OPENING = Sql.of(
     f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
         (SELECT h.id FROM hands h
@@ -88,7 +88,7 @@ class Opening:
 
 def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Opening:
     """The player's active seed pair, unfinished hand, the table's state and the wallet."""
-    row = driver.first(_OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
+    row = driver.first(OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
     if row is None:  # every player has an active pair from creation on
         raise NotFound("seed pair")
     pair_id, server_seed, seed_hash, client_seed, nonce, unfinished, table_open, wallet_balance = (

@@ -1,0 +1,151 @@
+"""Posting fresh batches on the driver (`ledger.fresh`): the ledger's guarantees, in fewer
+statements, for keys that are new by construction."""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ledger import chart
+from ledger.driver import Driver
+from ledger.errors import AccountConflict, LimitExceeded, UnknownAccount
+from ledger.fresh import AccountBook, post_new, read_balance
+from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
+from ledger.posting import balances, open_account, post
+from ledger.verify import verify_ledger
+
+WALLET = chart.wallet("p1", "USD")
+HELD = chart.held("p1", "USD")
+HOUSE = chart.house("USD")
+CASHIER = chart.cashier("USD")
+SPECS = (WALLET, HELD, HOUSE, CASHIER)
+
+
+@pytest.fixture
+def book(session_factory: sessionmaker[Session]) -> AccountBook:
+    """The four accounts open, the wallet holding 100, and a book of their rows."""
+    with session_factory.begin() as session:
+        for spec in SPECS:
+            open_account(session, spec)
+        post(session, _request("fund", Transfer(CASHIER.code, WALLET.code, 100)))
+    return AccountBook()
+
+
+def _request(key: str, *transfers: Transfer) -> TransactionRequest:
+    return TransactionRequest(kind="test", idempotency_key=key, transfers=transfers)
+
+
+def _hand(number: int, stake: int, returned: int) -> list[TransactionRequest]:
+    paid = (Transfer(HOUSE.code, WALLET.code, returned),) if returned else ()
+    return [
+        _request(f"h{number}:stake", Transfer(WALLET.code, HELD.code, stake)),
+        _request(f"h{number}:settlement", Transfer(HELD.code, HOUSE.code, stake), *paid),
+    ]
+
+
+def _post(
+    session_factory: sessionmaker[Session], book: AccountBook, batch: list[TransactionRequest]
+) -> list[int]:
+    with session_factory.begin() as session:
+        driver = Driver(session.connection())
+        rows = book.find(driver, [spec.code for spec in SPECS])
+        return post_new(driver, batch, rows, chain=1, posted_at=datetime.now(UTC))
+
+
+def test_a_fresh_batch_moves_every_balance_and_keeps_the_chain_whole(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    _post(session_factory, book, _hand(1, 40, 80))
+    with session_factory() as session:
+        found = balances(session, [spec.code for spec in SPECS])
+        assert found == {WALLET.code: 140, HELD.code: 0, HOUSE.code: -40, CASHIER.code: 100}
+        assert verify_ledger(session).ok
+
+
+def test_the_ids_come_back_in_the_batch_order(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    first, second = _post(session_factory, book, _hand(1, 10, 0))
+    assert first < second
+
+
+def test_a_batch_that_would_overdraw_is_refused_and_moves_nothing(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    with pytest.raises(LimitExceeded):
+        _post(session_factory, book, _hand(1, 101, 300))
+    with session_factory() as session:
+        assert balances(session, [WALLET.code])[WALLET.code] == 100
+        assert verify_ledger(session).ok
+
+
+def test_a_key_posted_before_is_refused_by_the_database(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    _post(session_factory, book, _hand(1, 10, 0))
+    with pytest.raises(IntegrityError):
+        _post(session_factory, book, _hand(1, 10, 0))
+
+
+def test_an_account_nobody_opened_is_refused(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    stranger = chart.wallet("p2", "USD").code
+    batch = [_request("x", Transfer(WALLET.code, stranger, 1))]
+    with session_factory.begin() as session:
+        driver = Driver(session.connection())
+        rows = book.find(driver, [WALLET.code, CASHIER.code])
+        with pytest.raises(UnknownAccount):
+            post_new(driver, batch, rows, chain=1, posted_at=datetime.now(UTC))
+
+
+def test_the_book_does_not_remember_an_account_whose_opening_rolled_back(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    newcomer = chart.wallet("p3", "USD")
+    session = session_factory()
+    with session.begin():
+        driver = Driver(session.connection())
+        book.opening(session, driver, [newcomer])
+        session.rollback()
+    with session_factory.begin() as later:
+        assert book.find(Driver(later.connection()), [newcomer.code]) == {}
+
+
+def test_an_open_account_unlike_its_spec_is_refused(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    impostor = AccountSpec(WALLET.code, "USD", Side.DEBIT)
+    with session_factory.begin() as session, pytest.raises(AccountConflict):
+        book.opening(session, Driver(session.connection()), [impostor])
+
+
+def test_a_balance_never_opened_reads_zero(session_factory: sessionmaker[Session]) -> None:
+    with session_factory() as session:
+        assert read_balance(Driver(session.connection()), "wallet:nobody:USD") == 0
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(hands=st.lists(st.tuples(st.integers(1, 30), st.integers(0, 90)), min_size=1, max_size=6))
+def test_money_is_conserved_and_every_fresh_transaction_balances(
+    session_factory: sessionmaker[Session], book: AccountBook, hands: list[tuple[int, int]]
+) -> None:
+    for stake, returned in hands:
+        number = next(_numbers)
+        with contextlib.suppress(LimitExceeded):  # a stake beyond the wallet moves nothing
+            _post(session_factory, book, _hand(number, stake, returned))
+    with session_factory() as session:
+        found = balances(session, [spec.code for spec in SPECS])
+        assert found[CASHIER.code] == found[WALLET.code] + found[HELD.code] + found[HOUSE.code]
+        assert verify_ledger(session).ok
+
+
+_numbers = iter(range(10, 10**9))
