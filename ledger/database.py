@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import Connection
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -43,6 +43,11 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_SECONDS)
         connect_args.setdefault("check_same_thread", False)
+        # The connection used last is handed out next: its page cache is warm, where a
+        # rotation through the pool would make each connection re-read the pages others
+        # changed. Writes are serialised, so one connection serves nearly every request.
+        if not _in_memory(url):
+            kwargs.setdefault("pool_use_lifo", True)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine)
         return engine
@@ -50,10 +55,14 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return create_engine(url, **kwargs)
 
 
+def _in_memory(url: str) -> bool:
+    return make_url(url).database in (None, "", ":memory:")
+
+
 def _configure_sqlite(engine: Engine) -> None:
     # The documented pysqlite recipe: stop the driver emitting its own (deferred) BEGIN
     # and emit BEGIN IMMEDIATE ourselves when SQLAlchemy starts a transaction.
-    in_memory = engine.url.database in (None, "", ":memory:")
+    in_memory = _in_memory(str(engine.url))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
