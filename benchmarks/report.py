@@ -381,7 +381,7 @@ def text(document: dict[str, Any]) -> str:
     for goal in document["goals"]:
         detail = f" ({goal['detail']})" if goal.get("detail") else ""
         lines.append(
-            f"  {goal['goal']:<42} target {goal['target']:<14} "
+            f"  {goal['goal']:<52} target {goal['target']:<14} "
             f"measured {_fmt(goal['measured'], 3):>10}  met {_fmt(goal['met'])}{detail}"
         )
     for note in document["unavailable"]:
