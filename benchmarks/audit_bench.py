@@ -15,6 +15,7 @@ import os
 import resource
 import time
 import tracemalloc
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -44,21 +45,25 @@ MIB = 1024 * 1024
 
 
 class HandFactory:
-    """Appends settled hands to a migrated database through the service functions."""
+    """Appends settled hands to a migrated database through the service functions.
 
-    def __init__(self, database: Database, plan: Plan) -> None:
+    By default it opens the standard table and plays `PLAYERS` players of its own, each
+    funded with `plan.deposit`; given `players` (funded players of a database whose standard
+    table is open, e.g. those a benchmark created through the API), it plays those in turn.
+    """
+
+    def __init__(
+        self, database: Database, plan: Plan, players: Sequence[int] | None = None
+    ) -> None:
         self._database = database
         self._bet = plan.bet
         with database.transaction() as session:
             tables.ensure_standard_table(session, CURRENCY)
         with database.transaction() as session:
             self._table_id = next(t.id for t in tables.list_tables(session, None, 50).items)
-            self._players = []
-            for number in range(PLAYERS):
-                created = players.create_player(session, f"audit {number}", None)
-                cashier.deposit(session, created.id, plan.deposit, CURRENCY, CURRENCY)
-                self._players.append(created.id)
-        self._turn = itertools.cycle(self._players)
+            if players is None:
+                players = [_funded_player(session, number, plan) for number in range(PLAYERS)]
+        self._turn = itertools.cycle(players)
         self.hands = 0
         self.seconds = 0.0
 
@@ -76,6 +81,12 @@ class HandFactory:
         view = hand_service.open_hand(session, player_id, self._table_id, self._bet, 0)
         if view.status == "awaiting_decision":
             hand_service.decide_hand(session, view.id, Action.WAR, player_id=player_id)
+
+
+def _funded_player(session: Session, number: int, plan: Plan) -> int:
+    created = players.create_player(session, f"audit {number}", None)
+    cashier.deposit(session, created.id, plan.deposit, CURRENCY, CURRENCY)
+    return created.id
 
 
 # Auditing --------------------------------------------------------------------------------

@@ -33,8 +33,15 @@ def _stats() -> Iterator[tuple[str, list[str]]]:
 
 
 def _seconds(fields: list[str]) -> float:
-    # After the name: state, ppid, pgrp, ...; utime and stime are the 12th and 13th.
-    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
+    """The process's own CPU and that of its children it has waited for.
+
+    Without the children's, a meter would go back when a process it counts ends: a
+    PostgreSQL backend or autovacuum worker ending inside a window took its CPU with it, and
+    the database once used less than nothing per deposit. Its parent (the postmaster, a
+    server's supervisor) waits for it, and from then on counts its CPU as its children's.
+    """
+    # After the name: state, ppid, pgrp, ...; utime, stime, cutime and cstime the 12th-15th.
+    return sum(int(field) for field in fields[11:15]) / _TICKS_PER_SECOND
 
 
 def _sum(selected: Callable[[str, list[str]], bool]) -> float | None:

@@ -2,14 +2,15 @@
 
 Every client plays hand after hand: `POST /v1/hands`, and when the first deal ties,
 `POST /v1/hands/{id}/decision` with `war`, each POST with a fresh Idempotency-Key. The same
-loop drives the do-nothing endpoint (one POST per unit). Load runs for a warm-up, then for
+loop drives deposits (`POST /v1/cashier/deposits` by the operator, each client to a player of
+its own) and the do-nothing endpoint (one POST per unit). Load runs for a warm-up, then for
 the measured window; only requests that complete inside the window count.
 """
 
 import asyncio
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from benchmarks.stats import latency_summary, rate
 
 _keys = itertools.count()
 REQUEST_TIMEOUT_SECONDS = 120.0
+CURRENCY = "USD"
 
 
 @dataclass
@@ -102,6 +104,24 @@ def hand_step(table_id: int, bet: int) -> Step:
         elif window.measuring:
             window.units += 1
             window.wars += 1
+
+    return step
+
+
+def deposit_step(player_ids: Sequence[int], amount: int) -> Step:
+    """One deposit of `amount` to the client's own player: each new client takes the next of
+    `player_ids`, so that no two clients wait on one player's lock, as no two players' hands
+    do."""
+    assigned: dict[int, int] = {}  # id(client) -> player it deposits to
+
+    async def step(client: httpx.AsyncClient, window: Window) -> None:
+        player_id = assigned.get(id(client))
+        if player_id is None:
+            player_id = assigned[id(client)] = player_ids[len(assigned)]
+        body = {"player_id": player_id, "amount": amount, "currency": CURRENCY}
+        receipt = await _post(client, window, "/v1/cashier/deposits", body)
+        if receipt is not None and window.measuring:
+            window.units += 1
 
     return step
 
@@ -225,7 +245,7 @@ async def _create_player(client: httpx.AsyncClient, number: int, deposit: int) -
     _checked(
         await client.post(
             "/v1/cashier/deposits",
-            json={"player_id": created["id"], "amount": deposit, "currency": "USD"},
+            json={"player_id": created["id"], "amount": deposit, "currency": CURRENCY},
             headers={"Idempotency-Key": _key()},
         )
     )
@@ -269,27 +289,54 @@ def idle_latency_ms(base_url: str, samples: int = 20) -> float:
     return round(sorted(timings)[len(timings) // 2] * 1000, 3)
 
 
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A running service set up for load: an operator, funded players, the standard table."""
+
+    base_url: str
+    operator: str
+    players: tuple[Player, ...]
+    table_id: int
+
+
+def set_up(base_url: str, database_url: str, plan: Plan) -> Service:
+    """An operator token and `max(plan.clients)` players funded with `plan.deposit`."""
+    operator = operator_token(database_url)
+    players = create_players(base_url, operator, max(plan.clients), plan.deposit)
+    return Service(base_url, operator, tuple(players), standard_table(base_url, operator))
+
+
+def hands_point(
+    service: Service, plan: Plan, clients: int, meters: Mapping[str, Meter] | None = None
+) -> dict[str, Any]:
+    """Settled hands per second with `clients` of the service's players playing."""
+    tokens: list[str | None] = [p.token for p in service.players[:clients]]
+    point = run_point(service.base_url, tokens, hand_step(service.table_id, plan.bet), plan, meters)
+    point["hands_per_second"] = point["units_per_second"]
+    return point
+
+
 def hands_curve(
-    base_url: str,
-    database_url: str,
-    plan: Plan,
-    before_measuring: Callable[[], None] = lambda: None,
-    meters: Mapping[str, Meter] | None = None,
+    service: Service, plan: Plan, meters: Mapping[str, Meter] | None = None
 ) -> dict[str, dict[str, Any]]:
     """Settled hands per second at each client count, against a running service.
 
-    `before_measuring` is called once the players are set up, before the first point: the
-    caller finishes there what it let run during the set-up (stopping another server).
     `meters` are read at the start and end of each measured window (`run_point`).
     """
-    operator = operator_token(database_url)
-    players = create_players(base_url, operator, max(plan.clients), plan.deposit)
-    step = hand_step(standard_table(base_url, operator), plan.bet)
-    before_measuring()
+    return {str(count): hands_point(service, plan, count, meters) for count in plan.clients}
+
+
+def deposits_curve(
+    service: Service, plan: Plan, meters: Mapping[str, Meter] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Deposits of `plan.cashier_amount` per second at each client count, every client the
+    operator depositing to a player of its own."""
+    player_ids = [p.player_id for p in service.players]
     points: dict[str, dict[str, Any]] = {}
     for count in plan.clients:
-        point = run_point(base_url, [p.token for p in players[:count]], step, plan, meters)
-        point["hands_per_second"] = point["units_per_second"]
+        step = deposit_step(player_ids, plan.cashier_amount)
+        point = run_point(service.base_url, [service.operator] * count, step, plan, meters)
+        point["deposits_per_second"] = point["units_per_second"]
         points[str(count)] = point
     return points
 

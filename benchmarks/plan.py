@@ -22,7 +22,12 @@ class Plan:
     simulation_hands: int = 200_000
     pgbench_scale: int = 8  # >= the goal's 8 clients, so branches are not one hot row
     bet: int = 100
-    deposit: int = 10**12
+    deposit: int = 10**12  # each player's wallet, funded once
+    cashier_amount: int = 100  # each deposit of the deposits' load
+    # Hands the history point's players hold between them before it is measured, at
+    # `history_clients` clients (one of `clients`, to compare with the fresh point).
+    history_hands: int = 100_000
+    history_clients: int = 8
     databases: tuple[str, ...] = field(default=("sqlite", "postgresql"))
 
     def with_databases(self, databases: tuple[str, ...]) -> "Plan":
@@ -40,6 +45,7 @@ QUICK = Plan(
     audit_chunk=20,  # so that these sizes still make several chunks for the worker pool
     audit_instruction_hands=None,
     simulation_hands=10_000,
+    history_hands=2_000,
 )
 
 TINY = Plan(
@@ -53,4 +59,6 @@ TINY = Plan(
     audit_instruction_hands=None,
     simulation_hands=1_000,
     pgbench_scale=1,
+    history_hands=200,
+    history_clients=2,
 )

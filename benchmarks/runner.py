@@ -31,6 +31,7 @@ from benchmarks.plan import Plan
 # Imported by `_import_measurements` while the first server starts, else where first used.
 MEASUREMENTS = (
     "http_load",
+    "history",
     "limits",
     "ledger_bench",
     "audit_bench",
@@ -106,6 +107,11 @@ class Handover:
             raise failure
 
 
+SERVICE_SECTIONS = ("http", "deposits", "history", "noop")
+"""What is measured per database: hands, deposits and the history point on the service,
+and the do-nothing endpoint served the same way."""
+
+
 def _database_sections(
     db: str,
     postgres: scratch.PostgresServer | None,
@@ -113,16 +119,17 @@ def _database_sections(
     plan: Plan,
     handover: Handover,
     while_starting: Callable[[], None],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The do-nothing endpoint, then hands through `casino-war serve` on a fresh database of
-    kind `db`, both with the same worker count; (service section, do-nothing section).
+) -> dict[str, dict[str, Any]]:
+    """The do-nothing endpoint, then hands, deposits and the history point through
+    `casino-war serve` on a fresh database of kind `db`, both servers with the same worker
+    count; each section by its name in `SERVICE_SECTIONS`.
 
     Both servers start together (each spends a second or more importing its code, much of
     it on one CPU), with `while_starting` run meanwhile; the service then waits, idle,
     while the do-nothing endpoint is measured, and the do-nothing server stops while the
     service's players are set up. Whatever is measured, nothing else is working.
     """
-    from benchmarks import http_load
+    from benchmarks import history, http_load
 
     with ExitStack() as service_resources:
         url = service_resources.enter_context(scratch.scratch_database(db, postgres, "http"))
@@ -138,17 +145,32 @@ def _database_sections(
                 f"do-nothing endpoint, {workers} worker(s) (as for {db})",
             )
             noop["idle_request_ms"] = http_load.idle_latency_ms(endpoint.base_url)
+            noop["served_with"] = endpoint.served_with()
             handover.release(noop_resources.pop_all())
-        http = _section(
-            lambda: http_load.hands_curve(
-                service.base_url, url, plan, handover.settle, _meters(service, db)
+        meters = _meters(service, db)
+        progress(f"{max(plan.clients)} players through the API on {db}")
+        load = http_load.set_up(service.base_url, url, plan)
+        handover.settle()
+        sections = {
+            "http": _section(
+                lambda: http_load.hands_curve(load, plan, meters),
+                f"HTTP hands on {db}, {workers} worker(s)",
             ),
-            f"HTTP hands on {db}, {workers} worker(s)",
-        )
-        http["idle_request_ms"] = http_load.idle_latency_ms(service.base_url)
+            "deposits": _section(
+                lambda: http_load.deposits_curve(load, plan, meters),
+                f"HTTP deposits on {db}, {workers} worker(s)",
+            ),
+        }
+        sections["http"]["idle_request_ms"] = http_load.idle_latency_ms(service.base_url)
+        progress(f"history: {db} filled to {plan.history_hands:,} hands, then hands again")
+        sections["history"] = history.history_section(load, url, plan, meters)
+        for section in sections.values():
+            section["served_with"] = service.served_with()
         handover.release(service_resources.pop_all())
-    http["workers"] = noop["workers"] = workers
-    return http, noop
+    sections["noop"] = noop
+    for section in sections.values():
+        section["workers"] = workers
+    return sections
 
 
 def _meters(server: servers.Server, database: str | None) -> dict[str, cpu.Meter]:
@@ -165,24 +187,24 @@ def _http_sections(
     postgres: scratch.PostgresServer | None,
     databases: list[str],
     handover: Handover,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The service and the do-nothing endpoint on each database, measured one at a time.
+) -> dict[str, dict[str, Any]]:
+    """Each of `SERVICE_SECTIONS` on each database, measured one at a time: section name ->
+    database -> section.
 
     The measuring modules are imported while the first servers start.
     """
     workers = {"sqlite": plan.sqlite_workers, "postgresql": plan.postgresql_workers}
-    http: dict[str, Any] = {}
-    noop: dict[str, Any] = {}
+    sections: dict[str, dict[str, Any]] = {name: {} for name in SERVICE_SECTIONS}
     while_starting = _import_measurements
     for db in plan.databases:
         if db not in databases:
-            http[db] = noop[db] = _unavailable("PostgreSQL is not available")
-            continue
-        http[db], noop[db] = _database_sections(
-            db, postgres, workers[db], plan, handover, while_starting
-        )
-        while_starting = _nothing
-    return http, noop
+            measured = {name: _unavailable("PostgreSQL is not available") for name in sections}
+        else:
+            measured = _database_sections(db, postgres, workers[db], plan, handover, while_starting)
+            while_starting = _nothing
+        for name, section in measured.items():
+            sections[name][db] = section
+    return sections
 
 
 def _pgbench_section(
@@ -296,7 +318,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
     workers = {"sqlite": plan.sqlite_workers, "postgresql": plan.postgresql_workers}
     handover = Handover()
     try:
-        http, noop = _http_sections(plan, postgres, databases, handover)
+        service = _http_sections(plan, postgres, databases, handover)
         pgbench = _pgbench_section(plan, postgres, unavailable, handover)
     finally:
         handover.settle()
@@ -325,9 +347,14 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
             "audit_sizes": list(plan.audit_sizes),
             "audit_instruction_hands": plan.audit_instruction_hands,
             "simulation_hands": plan.simulation_hands,
+            "cashier_amount": plan.cashier_amount,
+            "history_hands": plan.history_hands,
+            "history_clients": plan.history_clients,
         },
-        "http": http,
-        "limits": {"pgbench": pgbench, "sqlite_raw": sqlite_raw, "noop_http": noop},
+        "http": service["http"],
+        "deposits": service["deposits"],
+        "history": service["history"],
+        "limits": {"pgbench": pgbench, "sqlite_raw": sqlite_raw, "noop_http": service["noop"]},
         "ledger": ledger,
         "audit": audit,
         "simulation": simulation,

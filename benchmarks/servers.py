@@ -2,6 +2,7 @@
 
 import functools
 import os
+import re
 import shutil
 import signal
 import socket
@@ -17,9 +18,12 @@ from pathlib import Path
 
 import httpx
 
+from api.server import SERVING_WITH
+
 READY_TIMEOUT_SECONDS = 90.0
 READY_POLL_SECONDS = 0.05
 ROOT = Path(__file__).resolve().parent.parent
+_SERVING_WITH = re.compile(re.escape(SERVING_WITH).replace("%s", r"(\S+)"))
 
 
 @functools.cache
@@ -48,6 +52,17 @@ class Server:
     def wait_ready(self) -> None:
         """Return once the server answers its readiness URL (raise if it exits first)."""
         _wait_ready(self.process, self.ready_url, self.log)
+
+    def served_with(self) -> dict[str, str | None]:
+        """The event loop and HTTP parser the server said, in its log, it runs on."""
+        return served_with(self.log.read_text(errors="replace"))
+
+
+def served_with(log: str) -> dict[str, str | None]:
+    """The event loop and HTTP parser named in a server's log (`api.server.serve` logs them
+    at start-up); None each if it did not say."""
+    found = _SERVING_WITH.search(log)
+    return {"loop": found[1] if found else None, "http": found[2] if found else None}
 
 
 def free_port() -> int:
@@ -133,7 +148,8 @@ def casino_war(database_url: str, workers: int) -> Iterator[Server]:
 
 @contextmanager
 def noop(workers: int) -> Iterator[Server]:
-    """The do-nothing Litestar app under uvicorn, run the way `casino-war serve` runs."""
+    """The do-nothing Litestar app under uvicorn, run the way `casino-war serve` runs: by
+    `api.server.serve`, on the same event loop and HTTP parser."""
     command = [sys.executable, "-m", "benchmarks.noop_app", "--workers", str(workers)]
     with launched(command, {}, "/ready") as server:
         yield server

@@ -2,7 +2,10 @@
 
 import socket
 
-from api.server import listening_socket
+import pytest
+
+from api import server
+from api.server import listening_socket, loop_and_parser
 
 
 def test_the_listening_socket_is_tcp_so_asyncio_disables_nagle() -> None:
@@ -12,3 +15,14 @@ def test_the_listening_socket_is_tcp_so_asyncio_disables_nagle() -> None:
         assert sock.get_inheritable()
     finally:
         sock.close()
+
+
+def test_the_server_runs_on_uvloop_and_httptools_when_installed() -> None:
+    assert loop_and_parser() == ("uvloop", "httptools")
+
+
+def test_without_the_standard_extra_the_server_falls_back_to_asyncio_and_h11(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(server, "find_spec", lambda _name: None)
+    assert loop_and_parser() == ("asyncio", "h11")

@@ -32,6 +32,30 @@ def test_a_process_group_meter_counts_the_cpu_its_processes_spend() -> None:
         child.wait()
 
 
+def test_a_process_group_meter_keeps_the_cpu_of_a_process_that_ended() -> None:
+    """A worker (or a PostgreSQL backend) ending inside a window must not take its CPU
+    away: once its parent has waited for it, the parent counts it."""
+    waits_for_a_busy_child = (
+        "import subprocess, sys, time\n"
+        f"subprocess.run([sys.executable, '-c', {_BUSY!r}])\n"
+        "print('ended', flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    leader = subprocess.Popen(
+        [sys.executable, "-c", waits_for_a_busy_child],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert leader.stdout is not None and leader.stdout.readline() == "ended\n"
+        spent = cpu.process_group(leader.pid)()
+        assert spent is not None and spent >= 0.3
+    finally:
+        leader.kill()
+        leader.wait()
+
+
 def test_a_process_group_meter_leaves_out_other_groups() -> None:
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:  # same group as this process: a meter of a group of its own sees nothing of it

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.plan import FULL, QUICK
+from benchmarks.plan import FULL, QUICK, TINY, Plan
 from benchmarks.runner import Handover, _audit_instructions
 
 
@@ -95,6 +95,8 @@ def test_full_mode_keeps_the_documented_sizes() -> None:
     assert FULL.simulation_hands == 200_000
     assert FULL.pgbench_scale == 8
     assert FULL.audit_instruction_hands == 1_000
+    assert (FULL.history_hands, FULL.history_clients) == (100_000, 8)
+    assert FULL.cashier_amount == 100
 
 
 def test_quick_mode_leaves_the_instruction_count_to_full_runs() -> None:
@@ -111,6 +113,17 @@ def test_quick_mode_measures_the_same_points_and_still_uses_the_audit_pool() -> 
     assert QUICK.audit_chunk is not None
     # Every size makes several chunks, so the parallel figures go through worker processes.
     assert all(size >= 2 * QUICK.audit_chunk for size in QUICK.audit_sizes)
+
+
+def test_quick_mode_measures_the_history_point_over_a_short_history_at_the_same_clients() -> None:
+    """Filling 100,000 hands takes minutes per database; the quick run says it used fewer."""
+    assert QUICK.history_hands == 2_000
+    assert QUICK.history_clients == FULL.history_clients
+
+
+@pytest.mark.parametrize("plan", [FULL, QUICK, TINY], ids=lambda plan: plan.mode)
+def test_the_history_point_is_one_the_fresh_curve_measures(plan: Plan) -> None:
+    assert plan.history_clients in plan.clients
 
 
 def test_without_valgrind_the_instruction_count_is_reported_unavailable(

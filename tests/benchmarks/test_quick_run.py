@@ -23,6 +23,8 @@ TOP_LEVEL = {
     "machine",
     "settings",
     "http",
+    "deposits",
+    "history",
     "limits",
     "ledger",
     "audit",
@@ -34,12 +36,31 @@ TOP_LEVEL = {
 }
 RATIOS = {
     "postgresql_hands_vs_pgbench_tps",
-    "postgresql_hands_vs_noop_requests",
-    "sqlite_hands_vs_noop_requests",
     "sqlite_hands_vs_raw_sqlite_tps",
-    "sqlite_hands_vs_noop_server_cpu",
-    "postgresql_hands_vs_noop_server_cpu",
+    *(
+        f"{db}_{name}"
+        for db in ("sqlite", "postgresql")
+        for name in (
+            "hands_vs_noop_requests",
+            "server_cpu_per_hand_vs_noop_request",
+            "deposits_vs_noop_requests",
+            "server_cpu_per_deposit_vs_noop_request",
+            "cpu_per_hand_history_vs_fresh",
+            "server_cpu_per_hand_history_vs_fresh",
+        )
+    ),
     "ledger_postings_vs_limit_tps_1_client",
+}
+ISSUE_16_GOALS = {
+    "sqlite_server_cpu_per_hand_vs_noop_at_8_clients",
+    "sqlite_hands_vs_noop_at_8_clients",
+    "sqlite_p99_ms_at_8_clients",
+    "postgresql_server_cpu_per_hand_vs_noop_at_8_clients",
+    "postgresql_hands_vs_noop_at_8_clients",
+    "postgresql_p99_ms_at_8_clients",
+    "sqlite_cpu_per_hand_history_vs_fresh",
+    "postgresql_cpu_per_hand_history_vs_fresh",
+    "audit_hands_per_second",
 }
 POINT = {"clients", "seconds", "requests_per_second", "errors", "latency_ms"}
 
@@ -103,6 +124,67 @@ def test_each_load_point_reports_the_cpu_per_unit_of_the_processes_under_load(
 
 
 @pytest.mark.slow
+def test_sqlite_deposits_are_measured_at_every_client_count_with_their_cpu(
+    document: dict[str, Any],
+) -> None:
+    section = document["deposits"]["sqlite"]
+    assert section["available"]
+    for clients in ("1", "2"):
+        point = section["points"][clients]
+        assert point.keys() >= POINT
+        assert point["errors"] == 0, point["first_error"]
+        assert point["deposits_per_second"] > 0
+        assert _is_number(point["cpu_ms_per_unit"]["server"])
+
+
+@pytest.mark.slow
+def test_the_history_point_is_measured_after_the_database_is_filled_to_the_plans_size(
+    document: dict[str, Any],
+) -> None:
+    history = document["history"]["sqlite"]
+    assert history["available"]
+    assert history["clients"] == document["settings"]["history_clients"] == 2
+    assert history["hands"] >= document["settings"]["history_hands"] == 200
+    assert history["hands"] == history["hands_before_fill"] + history["filled_hands"]
+    assert _is_number(history["fill_hands_per_second"])
+    point = history["point"]
+    assert point["clients"] == 2 and point["errors"] == 0, point["first_error"]
+    assert point["hands_per_second"] > 0
+    assert _is_number(point["cpu_ms_per_unit"]["server"])
+    assert _is_number(document["ratios"]["sqlite_cpu_per_hand_history_vs_fresh"]["2"])
+
+
+@pytest.mark.slow
+def test_every_server_reports_the_loop_and_http_parser_it_ran_on(
+    document: dict[str, Any],
+) -> None:
+    served = [
+        document[name][db]["served_with"]
+        for name in ("http", "deposits", "history")
+        for db in ("sqlite", "postgresql")
+        if document[name][db]["available"]
+    ]
+    served += [
+        section["served_with"]
+        for section in document["limits"]["noop_http"].values()
+        if section["available"]
+    ]
+    assert served and all(s == {"loop": "uvloop", "http": "httptools"} for s in served)
+
+
+@pytest.mark.slow
+def test_issue_16s_goals_are_reported_with_a_target_and_where_they_stand(
+    document: dict[str, Any],
+) -> None:
+    goals = {goal["goal"]: goal for goal in document["goals"]}
+    assert goals.keys() >= ISSUE_16_GOALS
+    for goal in goals.values():
+        assert goal["met"] is None if goal["measured"] is None else isinstance(goal["met"], bool)
+    history = goals["sqlite_cpu_per_hand_history_vs_fresh"]
+    assert "(tiny run: the goal is at 100,000)" in history["detail"]
+
+
+@pytest.mark.slow
 def test_ratios_are_numbers_where_both_sides_were_measured(document: dict[str, Any]) -> None:
     postgres = document["http"].get("postgresql", {}).get("available", False)
     pgbench = document["limits"]["pgbench"]["available"]
@@ -159,6 +241,9 @@ def test_a_short_run_counts_no_instructions(document: dict[str, Any]) -> None:
 def test_the_text_report_renders(document: dict[str, Any]) -> None:
     rendered = text(document)
     assert "goals:" in rendered and "clients" in rendered
+    assert "SQLite dep/s" in rendered
+    assert "history, sqlite: " in rendered
+    assert "(tiny run: 200 hands of history; full runs and the goal use 100,000)" in rendered
 
 
 @pytest.mark.slow
