@@ -21,6 +21,7 @@ from typing import Any, cast
 from sqlalchemy import JSON, Connection
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from ledger.schema import UTCDateTime
 
@@ -118,3 +119,18 @@ class Driver:
 
     def all(self, sql: Sql, parameters: Mapping[str, Any]) -> Sequence[Row]:
         return cast(Sequence[Row], self._run(sql, parameters).fetchall())
+
+
+def driver_of(session: Session) -> Driver:
+    """The driver of the session's current transaction, made once per transaction: asking
+    the session for its connection costs more than most statements the driver then runs."""
+    transaction = session.get_transaction()
+    made = session.info.get(_DRIVER)
+    if made is not None and made[0] is transaction:
+        return cast(Driver, made[1])
+    driver = Driver(session.connection())
+    session.info[_DRIVER] = (session.get_transaction(), driver)
+    return driver
+
+
+_DRIVER = "ledger.driver"

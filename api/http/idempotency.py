@@ -24,7 +24,7 @@ from api.db.database import Database
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
 from api.http.schemas import ResponseBody
-from ledger.driver import Driver, Sql
+from ledger.driver import Sql, driver_of
 
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -122,7 +122,7 @@ class Idempotency:
     def _claim(self, session: Session, caller: str, key: str) -> _Stored | None:
         """Hold the key for this transaction (across processes on PostgreSQL, with an
         advisory lock taken in the same statement) and return its record if it has one."""
-        driver = Driver(session.connection())
+        driver = driver_of(session)
         row = driver.first(
             _CLAIM, {"caller": caller, "key": key, "lock": advisory_lock_key(caller, key)}
         )
@@ -177,7 +177,7 @@ def _record(
     status: int,
     body: Any,
 ) -> None:
-    driver = Driver(session.connection())
+    driver = driver_of(session)
     driver.execute(
         _INSERT_RECORD,
         {

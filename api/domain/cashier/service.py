@@ -13,7 +13,7 @@ from api.domain.players.turn import lock_player_on
 from api.errors import Refused
 from ledger import chart
 from ledger.chains import chain_for
-from ledger.driver import Driver
+from ledger.driver import driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import post_new, read_balance
 from ledger.model import TransactionRequest, Transfer
@@ -55,7 +55,7 @@ def _move(
 ) -> Receipt:
     """One cash movement: refusals decided first (the player, the currency, the wallet's
     balance for a withdrawal), then one ledger transaction on the player's chain."""
-    driver = Driver(session.connection())
+    driver = driver_of(session)
     known = memo(session)
     lock_player_on(driver, player_id)
     _check_currency(session, known, currency, default_currency)

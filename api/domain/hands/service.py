@@ -25,7 +25,7 @@ from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
-from ledger.driver import Driver
+from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
 
@@ -63,7 +63,7 @@ def open_hand(
     currency: str | None = None,
 ) -> HandDetails:
     """Deal a hand: every refusal is decided by one read, before anything is written."""
-    driver = Driver(session.connection())
+    driver = driver_of(session)
     known = memo(session)
     lock_player_on(driver, player_id)
     rules = _table_rules(driver, known, table_id)
@@ -126,7 +126,7 @@ def decide_hand(
     The engine refuses a hand that is not awaiting a decision, and a surrender the table
     does not allow; the wallet is checked for the raise; all before anything is written.
     """
-    driver = Driver(session.connection())
+    driver = driver_of(session)
     found = _deciding(driver, hand_id, player_id)
     seeds = HandSeeds(found.server_seed, found.client_seed, found.nonce)
     recorded = Action(found.decision) if found.decision is not None else None

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from api.db.models import HandRecord
 from api.errors import Conflict, NotFound
 from casino.hand import HandStatus
-from ledger.driver import Driver, Sql
+from ledger.driver import Driver, Sql, driver_of
 
 # Built once, with bound parameters; the status is written into the statement, so that
 # SQLite can use the partial index of hands awaiting a decision (with a bound parameter it
@@ -25,7 +25,7 @@ _UNFINISHED_HAND = select(HandRecord.id).where(
 
 
 def lock_player(session: Session, player_id: int) -> None:
-    lock_player_on(Driver(session.connection()), player_id)
+    lock_player_on(driver_of(session), player_id)
 
 
 def lock_player_on(driver: Driver, player_id: int) -> None:
