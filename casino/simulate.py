@@ -15,7 +15,6 @@ from statistics import NormalDist
 from types import MappingProxyType
 from typing import Final
 
-from casino.errors import SurrenderNotAllowed
 from casino.fairness import (
     HandSeeds,
     new_client_seed,
@@ -23,7 +22,7 @@ from casino.fairness import (
     server_seed_bytes,
     validate_client_seed,
 )
-from casino.hand import Action, Outcome, deal, decide
+from casino.hand import Action, Outcome, check_action, check_wager, deal, decide
 from casino.rules import GameRules
 
 CONFIDENCE: Final = 0.95
@@ -122,12 +121,10 @@ def simulate(
         raise ValueError(f"hands must be at least 2, got {hands}")
     if progress_every < 1:
         raise ValueError(f"progress_every must be at least 1, got {progress_every}")
-    if bet <= 0 or bet % 2:
-        raise ValueError(f"bet must be a positive even amount, got {bet}")
-    if tie_bet < 0:
-        raise ValueError(f"tie_bet must be zero or more, got {tie_bet}")
-    if strategy is Action.SURRENDER and not rules.surrender_allowed:
-        raise SurrenderNotAllowed("this table does not allow surrender")
+    # Checked before the first hand: a refused surrender would otherwise surface only at the
+    # first tie, if one comes at all.
+    check_wager(bet, tie_bet)
+    check_action(rules, strategy)
     server_seed = new_server_seed() if server_seed is None else server_seed
     client_seed = new_client_seed() if client_seed is None else client_seed
     server_seed_bytes(server_seed)
