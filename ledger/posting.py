@@ -30,7 +30,14 @@ from ledger.errors import (
     UnknownAccount,
     UnknownTransaction,
 )
-from ledger.model import AccountSpec, Entry, PostedTransaction, Side, TransactionRequest
+from ledger.model import (
+    AccountSpec,
+    Entry,
+    PostedTransaction,
+    Side,
+    TransactionRequest,
+    check_transaction,
+)
 from ledger.schema import accounts, chain_head, entries, transactions
 
 REVERSAL_KIND = "reversal"
@@ -244,8 +251,7 @@ def reverse(
         raise InvalidTransaction(
             f"transaction {original.id} was already reversed by transaction {earlier.id}"
         )
-    if not idempotency_key or len(idempotency_key) > 255:
-        raise InvalidTransaction("an idempotency key has 1 to 255 characters")
+    check_transaction(REVERSAL_KIND, idempotency_key, reference, len(original.entries))
     reversal = _Pending.of(
         kind=REVERSAL_KIND,
         idempotency_key=idempotency_key,
@@ -300,7 +306,8 @@ def _posted_from_row(connection: Connection, row: Row[Any], *, replayed: bool) -
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    """A validated transaction about to be posted: legs signed + debit, - credit."""
+    """A transaction about to be posted, checked by `check_transaction` (a request checks
+    itself when built): legs signed + debit, - credit."""
 
     kind: str
     idempotency_key: str
@@ -321,8 +328,6 @@ class _Pending:
         legs: tuple[tuple[str, int], ...],
         pairs: tuple[tuple[str, str], ...],
     ) -> _Pending:
-        if not legs:
-            raise InvalidTransaction("a transaction needs at least one transfer")
         stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
         fingerprint = request_fingerprint(
             kind=kind, reference=reference, metadata=stored_metadata, legs=legs
