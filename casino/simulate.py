@@ -130,6 +130,53 @@ def simulate(
     server_seed_bytes(server_seed)
     validate_client_seed(client_seed)
 
+    sums = _play(
+        rules, strategy, server_seed, client_seed, hands, bet, tie_bet, progress, progress_every
+    )
+    payout = rules.tie_payout
+    ties = sums.first_deal_ties
+    losses = hands - ties
+    return SimulationResult(
+        rules=rules,
+        strategy=strategy,
+        hands=hands,
+        bet=bet,
+        tie_bet=tie_bet,
+        server_seed=server_seed,
+        client_seed=client_seed,
+        outcomes=MappingProxyType(sums.outcomes),
+        first_deal_ties=ties,
+        main_net=sums.main_net,
+        tie_net=sums.tie_net,
+        main=Estimate.from_sums(hands, sums.main_net, sums.main_squares, bet),
+        # Per unit of tie bet a hand nets tie_payout on a first-deal tie and -1 otherwise.
+        tie=Estimate.from_sums(hands, ties * payout - losses, ties * payout**2 + losses, 1),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Sums:
+    """What a run keeps of its hands: integer sums, exact however many hands were played."""
+
+    outcomes: dict[Outcome, int]
+    first_deal_ties: int
+    main_net: int
+    main_squares: int
+    tie_net: int
+
+
+def _play(
+    rules: GameRules,
+    strategy: Action,
+    server_seed: str,
+    client_seed: str,
+    hands: int,
+    bet: int,
+    tie_bet: int,
+    progress: ProgressCallback | None,
+    progress_every: int,
+) -> _Sums:
+    """Deal nonces 0 .. hands-1, deciding every tie by `strategy`, and sum what they netted."""
     counts = dict.fromkeys(Outcome, 0)
     main_total = main_squares = tie_total = ties = 0
     done = 0
@@ -152,22 +199,4 @@ def simulate(
         done = stop
         if progress is not None:
             progress(done)
-
-    payout = rules.tie_payout
-    losses = hands - ties
-    return SimulationResult(
-        rules=rules,
-        strategy=strategy,
-        hands=hands,
-        bet=bet,
-        tie_bet=tie_bet,
-        server_seed=server_seed,
-        client_seed=client_seed,
-        outcomes=MappingProxyType(counts),
-        first_deal_ties=ties,
-        main_net=main_total,
-        tie_net=tie_total,
-        main=Estimate.from_sums(hands, main_total, main_squares, bet),
-        # Per unit of tie bet a hand nets tie_payout on a first-deal tie and -1 otherwise.
-        tie=Estimate.from_sums(hands, ties * payout - losses, ties * payout**2 + losses, 1),
-    )
+    return _Sums(counts, ties, main_total, main_squares, tie_total)
