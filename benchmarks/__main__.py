@@ -40,8 +40,8 @@ def main() -> int:
     else:
         print(text(document))
     # Leave the objects of the run to the operating system: the interpreter's last collection
-    # would walk the hundred thousand objects SQLAlchemy, Litestar and the service left
-    # (0.4 s here) when the process is about to end anyway.
+    # would walk the hundred thousand objects SQLAlchemy, Litestar and the service left, when
+    # the process is about to end anyway.
     gc.freeze()
     return 0
 

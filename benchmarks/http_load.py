@@ -276,7 +276,7 @@ def standard_table(base_url: str, token: str) -> int:
 def idle_latency_ms(base_url: str, samples: int = 20) -> float:
     """Median `GET /ready` on one keep-alive connection, no load: the per-request floor.
 
-    About 40 ms here, against about 1 ms, is Nagle's algorithm meeting delayed ACKs on a
+    A floor far above a loopback round trip is Nagle's algorithm meeting delayed ACKs on a
     socket without TCP_NODELAY (uvicorn's --workers N path, Kludex/uvicorn#3149).
     """
     timings: list[float] = []

@@ -1,8 +1,8 @@
 """Instructions per audited hand, counted by valgrind: `python -m benchmarks.instructions`.
 
-On this shared two-CPU host the same audit of the same chunk of hands takes 0.14 s of CPU in
-one minute and 0.24 s in the next, as other tenants come and go: a change worth a tenth is
-lost in that. The number of instructions the audit executes does not move with the host
+On a shared host the CPU time of the same audit of the same chunk of hands moves from one
+minute to the next, as other tenants come and go, by more than most changes are worth. The
+number of instructions the audit executes does not move with the host
 (`valgrind --tool=callgrind` counts them, identically run after run on the same database),
 so comparing it before and after a change shows what the change did. A diagnostic for
 comparing builds, not a throughput figure: instructions are not seconds (cache misses and
@@ -38,7 +38,7 @@ from benchmarks.scratch import sqlite_scratch
 
 ROOT = Path(__file__).resolve().parent.parent
 GROWTH = 3  # the larger count audits this many times the smaller count's hands
-TIMEOUT_SECONDS = 900  # one count of 3,000 hands takes about 25 s here
+TIMEOUT_SECONDS = 900  # ends a hung count; far above what the plan's counts take
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -90,7 +90,7 @@ def measure(hands: int, database: Path | None = None) -> dict[str, Any]:
     (filled first if it does not exist).
 
     Two builds counted on the same file count the same hands; a fresh database deals other
-    cards, and how many hands went to war moves the figure by up to about 1.5%.
+    cards, and how many hands went to war moves the figure slightly.
     """
     if database is None:
         with sqlite_scratch("instructions") as url:

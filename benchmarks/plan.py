@@ -17,7 +17,7 @@ class Plan:
     audit_sizes: tuple[int, ...] = (25_000, 50_000, 100_000)
     audit_chunk: int | None = None  # hands per parallel chunk; None: the audit's default
     # Hands of the smaller audit counted in instructions (`benchmarks.instructions`, on the
-    # audit's own database); None: not counted (two counts under valgrind take about 35 s).
+    # audit's own database); None: not counted (valgrind runs the audit twice, and slowly).
     audit_instruction_hands: int | None = 1_000
     simulation_hands: int = 200_000
     pgbench_scale: int = 8  # >= the goal's 8 clients, so branches are not one hot row

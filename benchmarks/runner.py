@@ -7,10 +7,10 @@ with the reason, and every figure that depends on it is null; nothing crashes.
 Set-up and tear-down, which cost more than the measured windows of a quick run, overlap
 one another, never a measurement: each database's two servers (the service and the
 do-nothing endpoint) start together, the modules that measure (SQLAlchemy's ORM, Litestar,
-the service: about a second of imports, hence imported inside the functions that use them)
+the service: slow to import, hence imported inside the functions that use them)
 load while the first servers start, and a server stops, and its database is dropped, while
-the next one is set up (`Handover`). A server started early waits idle (uvicorn wakes up
-ten times a second: well under 1% of a CPU) until its turn.
+the next one is set up (`Handover`). A server started early waits idle (uvicorn only wakes
+up now and then, at a negligible cost in CPU) until its turn.
 """
 
 import importlib
@@ -124,8 +124,8 @@ def _database_sections(
     `casino-war serve` on a fresh database of kind `db`, both servers with the same worker
     count; each section by its name in `SERVICE_SECTIONS`.
 
-    Both servers start together (each spends a second or more importing its code, much of
-    it on one CPU), with `while_starting` run meanwhile; the service then waits, idle,
+    Both servers start together (each spends a while importing its code, much of it on one
+    CPU), with `while_starting` run meanwhile; the service then waits, idle,
     while the do-nothing endpoint is measured, and the do-nothing server stops while the
     service's players are set up. Whatever is measured, nothing else is working.
     """
@@ -280,7 +280,7 @@ def _audit_section(plan: Plan, unavailable: list[str]) -> dict[str, Any]:
 def _audit_instructions(url: str, plan: Plan, unavailable: list[str]) -> dict[str, Any] | None:
     """Instructions per audited hand (`benchmarks.instructions`) on the audit's database: a
     figure the host's other tenants do not move (each run's fresh database deals other
-    cards: two runs' figures compare to within about 1.5%). None in short runs, and when it
+    cards, so two runs' figures differ slightly). None in short runs, and when it
     cannot be counted (no valgrind), with the reason in `unavailable`."""
     from benchmarks import instructions
 

@@ -31,10 +31,11 @@ def tls_context() -> ssl.SSLContext:
     """One TLS context for every httpx client of the run, passed as its `verify`.
 
     The benchmark speaks plain HTTP on loopback, yet httpx builds a context and loads the CA
-    bundle for each client it creates (about 45 ms of CPU here). With a client per simulated
-    player (41 per curve, four curves) and one per readiness poll, that was about 8 s of
-    every quick run, spent between the measured windows and, while a server started, taken
-    from the CPU it was starting on. Shared, a client costs a fraction of a millisecond.
+    bundle for each client it creates, which costs real CPU. With a client per simulated
+    player and one per readiness poll, that added up to a large share of every quick run,
+    spent between the measured windows and, while a server started, taken from the CPU it
+    was starting on. Shared, the context is built once and a new client costs next to
+    nothing.
     """
     return ssl.create_default_context()
 
@@ -81,8 +82,8 @@ def casino_war_command() -> list[str]:
 def launched(command: Sequence[str], env: dict[str, str], ready_path: str) -> Iterator[Server]:
     """Start `command` (which must take --host/--port/--workers already); stop it on exit.
 
-    It is not waited for here: a server takes a second or more to import its code, mostly on
-    one CPU, and the caller can start another or import its own modules meanwhile; it calls
+    It is not waited for here: a server takes a while to import its code, mostly on one CPU,
+    and the caller can start another or import its own modules meanwhile; it calls
     `Server.wait_ready` before loading it.
     """
     port = free_port()

@@ -113,7 +113,8 @@ class Hand:
         return None if net is None else self.total_staked + net
 
 
-def _check_wager(bet: int, tie_bet: int) -> None:
+def check_wager(bet: int, tie_bet: int) -> None:
+    """Refuse a wager no hand can take: a surrender returns half the bet, so it is even."""
     if bet <= 0 or bet % 2:
         raise ValueError(f"bet must be a positive even amount, got {bet}")
     if tie_bet < 0:
@@ -122,7 +123,7 @@ def _check_wager(bet: int, tie_bet: int) -> None:
 
 def deal(rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int = 0) -> Hand:
     """Deal the first two cards; settle at once unless they tie."""
-    _check_wager(bet, tie_bet)
+    check_wager(bet, tie_bet)
     player_card, dealer_card = draw_cards(seeds, _shoe(rules), 2)
     difference = compare(player_card, dealer_card, ace_low=rules.ace_low)
     outcome = (
@@ -131,13 +132,18 @@ def deal(rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int = 0) -> Hand
     return Hand(rules, seeds, bet, tie_bet, player_card, dealer_card, outcome=outcome)
 
 
+def check_action(rules: GameRules, action: Action) -> None:
+    """Refuse a decision the rules do not offer: surrender, where it is not allowed."""
+    if action is Action.SURRENDER and not rules.surrender_allowed:
+        raise SurrenderNotAllowed("this table does not allow surrender")
+
+
 def decide(hand: Hand, action: Action) -> Hand:
     """Apply the player's choice on a tie: surrender half the bet, or raise and go to war."""
     if hand.status is not HandStatus.AWAITING_DECISION:
         raise HandNotAwaitingDecision("the hand is not awaiting a decision")
+    check_action(hand.rules, action)
     if action is Action.SURRENDER:
-        if not hand.rules.surrender_allowed:
-            raise SurrenderNotAllowed("this table does not allow surrender")
         return replace(hand, decision=action, outcome=Outcome.SURRENDER)
     rules = hand.rules
     cards = draw_cards(hand.seeds, _shoe(rules), rules.cards_for_war)

@@ -15,7 +15,6 @@ from statistics import NormalDist
 from types import MappingProxyType
 from typing import Final
 
-from casino.errors import SurrenderNotAllowed
 from casino.fairness import (
     HandSeeds,
     new_client_seed,
@@ -23,7 +22,7 @@ from casino.fairness import (
     server_seed_bytes,
     validate_client_seed,
 )
-from casino.hand import Action, Outcome, deal, decide
+from casino.hand import Action, Outcome, check_action, check_wager, deal, decide
 from casino.rules import GameRules
 
 CONFIDENCE: Final = 0.95
@@ -122,17 +121,62 @@ def simulate(
         raise ValueError(f"hands must be at least 2, got {hands}")
     if progress_every < 1:
         raise ValueError(f"progress_every must be at least 1, got {progress_every}")
-    if bet <= 0 or bet % 2:
-        raise ValueError(f"bet must be a positive even amount, got {bet}")
-    if tie_bet < 0:
-        raise ValueError(f"tie_bet must be zero or more, got {tie_bet}")
-    if strategy is Action.SURRENDER and not rules.surrender_allowed:
-        raise SurrenderNotAllowed("this table does not allow surrender")
+    # Checked before the first hand: a refused surrender would otherwise surface only at the
+    # first tie, if one comes at all.
+    check_wager(bet, tie_bet)
+    check_action(rules, strategy)
     server_seed = new_server_seed() if server_seed is None else server_seed
     client_seed = new_client_seed() if client_seed is None else client_seed
     server_seed_bytes(server_seed)
     validate_client_seed(client_seed)
 
+    sums = _play(
+        rules, strategy, server_seed, client_seed, hands, bet, tie_bet, progress, progress_every
+    )
+    payout = rules.tie_payout
+    ties = sums.first_deal_ties
+    losses = hands - ties
+    return SimulationResult(
+        rules=rules,
+        strategy=strategy,
+        hands=hands,
+        bet=bet,
+        tie_bet=tie_bet,
+        server_seed=server_seed,
+        client_seed=client_seed,
+        outcomes=MappingProxyType(sums.outcomes),
+        first_deal_ties=ties,
+        main_net=sums.main_net,
+        tie_net=sums.tie_net,
+        main=Estimate.from_sums(hands, sums.main_net, sums.main_squares, bet),
+        # Per unit of tie bet a hand nets tie_payout on a first-deal tie and -1 otherwise.
+        tie=Estimate.from_sums(hands, ties * payout - losses, ties * payout**2 + losses, 1),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Sums:
+    """What a run keeps of its hands: integer sums, exact however many hands were played."""
+
+    outcomes: dict[Outcome, int]
+    first_deal_ties: int
+    main_net: int
+    main_squares: int
+    tie_net: int
+
+
+def _play(
+    rules: GameRules,
+    strategy: Action,
+    server_seed: str,
+    client_seed: str,
+    hands: int,
+    bet: int,
+    tie_bet: int,
+    progress: ProgressCallback | None,
+    progress_every: int,
+) -> _Sums:
+    """Deal nonces 0 .. hands-1, deciding every tie by `strategy`, and sum what they netted."""
     counts = dict.fromkeys(Outcome, 0)
     main_total = main_squares = tie_total = ties = 0
     done = 0
@@ -155,22 +199,4 @@ def simulate(
         done = stop
         if progress is not None:
             progress(done)
-
-    payout = rules.tie_payout
-    losses = hands - ties
-    return SimulationResult(
-        rules=rules,
-        strategy=strategy,
-        hands=hands,
-        bet=bet,
-        tie_bet=tie_bet,
-        server_seed=server_seed,
-        client_seed=client_seed,
-        outcomes=MappingProxyType(counts),
-        first_deal_ties=ties,
-        main_net=main_total,
-        tie_net=tie_total,
-        main=Estimate.from_sums(hands, main_total, main_squares, bet),
-        # Per unit of tie bet a hand nets tie_payout on a first-deal tie and -1 otherwise.
-        tie=Estimate.from_sums(hands, ties * payout - losses, ties * payout**2 + losses, 1),
-    )
+    return _Sums(counts, ties, main_total, main_squares, tie_total)

@@ -71,14 +71,22 @@ class TransactionRequest:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "transfers", tuple(self.transfers))
-        if not self.transfers:
-            raise InvalidTransaction("a transaction needs at least one transfer")
-        if not self.kind or len(self.kind) > 64:
-            raise InvalidTransaction("a transaction kind has 1 to 64 characters")
-        if not self.idempotency_key or len(self.idempotency_key) > 255:
-            raise InvalidTransaction("an idempotency key has 1 to 255 characters")
-        if self.reference is not None and len(self.reference) > 255:
-            raise InvalidTransaction("a reference has at most 255 characters")
+        check_transaction(self.kind, self.idempotency_key, self.reference, len(self.transfers))
+
+
+def check_transaction(
+    kind: str, idempotency_key: str, reference: str | None, movements: int
+) -> None:
+    """What every transaction meets, a caller's request or the ledger's own reversal: at least
+    one movement (a transfer, or a reversed entry) and the sizes of the columns recording it."""
+    if not movements:
+        raise InvalidTransaction("a transaction needs at least one transfer")
+    if not kind or len(kind) > 64:
+        raise InvalidTransaction("a transaction kind has 1 to 64 characters")
+    if not idempotency_key or len(idempotency_key) > 255:
+        raise InvalidTransaction("an idempotency key has 1 to 255 characters")
+    if reference is not None and len(reference) > 255:
+        raise InvalidTransaction("a reference has at most 255 characters")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,46 +3,30 @@
 Everything here runs inside the caller's transaction and never commits: the caller
 commits its own records (a hand, an idempotency record) and the ledger together, or
 rolls everything back. Statements are SQLAlchemy Core so posting costs a handful of
-round trips, not an ORM flush.
+round trips, not an ORM flush. What a batch will do is worked out in `ledger.batch`
+(pure); `ledger.append` writes it.
 """
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, CursorResult, Row, bindparam, insert, select, update
+from sqlalchemy import CursorResult, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
-from ledger.chain import canonical_json, request_fingerprint, transaction_hash
-from ledger.chains import CHAINS, is_chain, next_seq
-from ledger.errors import (
-    AccountConflict,
-    CurrencyMismatch,
-    IdempotencyConflict,
-    InvalidTransaction,
-    LimitExceeded,
-    UnknownAccount,
-    UnknownTransaction,
-)
-from ledger.model import AccountSpec, Entry, PostedTransaction, Side, TransactionRequest
-from ledger.schema import accounts, chain_head, entries, transactions
+from ledger.append import append, posted_from_row
+from ledger.batch import Pending
+from ledger.chains import CHAINS, is_chain
+from ledger.errors import AccountConflict, InvalidTransaction, UnknownAccount, UnknownTransaction
+from ledger.model import AccountSpec, PostedTransaction, TransactionRequest, check_transaction
+from ledger.schema import accounts, transactions
 
 REVERSAL_KIND = "reversal"
 
-# Posting is on the hot path of every hand: its statements are built once, with bound
-# parameters, rather than rebuilt (and re-coerced) by SQLAlchemy on every call.
-_TRANSACTIONS_BY_KEYS = select(transactions).where(
-    transactions.c.idempotency_key.in_(bindparam("keys", expanding=True))
-)
-_ACCOUNTS_BY_CODE = select(
-    accounts.c.id, accounts.c.code, accounts.c.currency, accounts.c.side
-).where(accounts.c.code.in_(bindparam("codes", expanding=True)))
+# Built once, with bound parameters, as the append path's are: every hand locks its accounts.
 _LOCK_ACCOUNTS = (
     select(accounts.c.code, accounts.c.balance)
     .where(accounts.c.code.in_(bindparam("codes", expanding=True)))
@@ -52,39 +36,6 @@ _LOCK_ACCOUNTS = (
 _BALANCES = select(accounts.c.code, accounts.c.balance).where(
     accounts.c.code.in_(bindparam("codes", expanding=True))
 )
-# The limit is checked in the UPDATE itself, at the lowest point the balance reaches: on
-# PostgreSQL the row lock makes a concurrent UPDATE wait and re-evaluate the WHERE clause
-# against the new balance.
-_MOVE_BALANCE = (
-    update(accounts)
-    .where(
-        accounts.c.id == bindparam("account_id"),
-        accounts.c.min_balance.is_(None)
-        | (accounts.c.balance + bindparam("lowest") >= accounts.c.min_balance),
-    )
-    .values(balance=accounts.c.balance + bindparam("delta"))
-)
-_TAKE_BACK_BALANCE = (
-    update(accounts)
-    .where(accounts.c.id == bindparam("account_id"))
-    .values(balance=accounts.c.balance - bindparam("delta"))
-)
-_LOCK_CHAIN_HEAD = (
-    select(chain_head.c.seq, chain_head.c.hash)
-    .where(chain_head.c.id == bindparam("chain"))
-    .with_for_update()
-)
-_MOVE_CHAIN_HEAD = (
-    update(chain_head)
-    .where(chain_head.c.id == bindparam("chain"))
-    .values(seq=bindparam("new_seq"), hash=bindparam("new_hash"))
-)
-# Keys are checked while the chain's head is locked, so the inserts cannot collide with a
-# posting of the same keys on the same chain; the transactions of a batch go in one
-# multi-row INSERT.
-_INSERT_TRANSACTIONS = insert(transactions).returning(transactions.c.seq, transactions.c.id)
-_INSERT_ENTRIES = insert(entries)
-_AccountRow = Row[int, str, str, str]  # id, code, currency, side
 
 
 def _now(now: datetime | None) -> datetime:
@@ -214,8 +165,8 @@ def post_all(
     database, not replayed, so a caller must keep a key's chain (the casino's follows the
     player).
     """
-    return _post_pending(
-        session.connection(), [_pending(r) for r in requests], _chain(chain), _now(now)
+    return append(
+        session.connection(), [Pending.of_request(r) for r in requests], _chain(chain), _now(now)
     )
 
 
@@ -244,9 +195,8 @@ def reverse(
         raise InvalidTransaction(
             f"transaction {original.id} was already reversed by transaction {earlier.id}"
         )
-    if not idempotency_key or len(idempotency_key) > 255:
-        raise InvalidTransaction("an idempotency key has 1 to 255 characters")
-    reversal = _Pending.of(
+    check_transaction(REVERSAL_KIND, idempotency_key, reference, len(original.entries))
+    reversal = Pending.of(
         kind=REVERSAL_KIND,
         idempotency_key=idempotency_key,
         reference=reference,
@@ -254,7 +204,7 @@ def reverse(
         legs=tuple((entry.account, -entry.amount) for entry in original.entries),
         pairs=(),
     )
-    return _post_pending(session.connection(), [reversal], original.chain, _now(now))[0]
+    return append(session.connection(), [reversal], original.chain, _now(now))[0]
 
 
 def get_transaction(session: Session, transaction_id: int) -> PostedTransaction:
@@ -262,7 +212,7 @@ def get_transaction(session: Session, transaction_id: int) -> PostedTransaction:
     row = session.execute(select(transactions).where(transactions.c.id == transaction_id)).first()
     if row is None:
         raise UnknownTransaction(transaction_id)
-    return _posted_from_row(session.connection(), row, replayed=False)
+    return posted_from_row(session.connection(), row, replayed=False)
 
 
 def transactions_for_reference(session: Session, reference: str) -> list[PostedTransaction]:
@@ -273,290 +223,10 @@ def transactions_for_reference(session: Session, reference: str) -> list[PostedT
         .order_by(transactions.c.seq)
     ).all()
     connection = session.connection()
-    return [_posted_from_row(connection, row, replayed=False) for row in rows]
-
-
-def _posted_from_row(connection: Connection, row: Row[Any], *, replayed: bool) -> PostedTransaction:
-    entry_rows = connection.execute(
-        select(accounts.c.code, entries.c.currency, entries.c.amount)
-        .join(accounts, accounts.c.id == entries.c.account_id)
-        .where(entries.c.transaction_id == row.id)
-        .order_by(entries.c.id)
-    ).all()
-    return PostedTransaction(
-        id=row.id,
-        seq=row.seq,
-        kind=row.kind,
-        reference=row.reference,
-        metadata=row.metadata,
-        posted_at=row.posted_at,
-        entries=tuple(Entry(e.code, e.currency, int(e.amount)) for e in entry_rows),
-        hash=row.hash,
-        replayed=replayed,
-        idempotency_key=row.idempotency_key,
-        chain=row.chain,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Pending:
-    """A validated transaction about to be posted: legs signed + debit, - credit."""
-
-    kind: str
-    idempotency_key: str
-    reference: str | None
-    metadata: dict[str, Any]
-    legs: tuple[tuple[str, int], ...]
-    pairs: tuple[tuple[str, str], ...]
-    fingerprint: str
-
-    @classmethod
-    def of(
-        cls,
-        *,
-        kind: str,
-        idempotency_key: str,
-        reference: str | None,
-        metadata: Mapping[str, Any],
-        legs: tuple[tuple[str, int], ...],
-        pairs: tuple[tuple[str, str], ...],
-    ) -> _Pending:
-        if not legs:
-            raise InvalidTransaction("a transaction needs at least one transfer")
-        stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
-        fingerprint = request_fingerprint(
-            kind=kind, reference=reference, metadata=stored_metadata, legs=legs
-        )
-        return cls(kind, idempotency_key, reference, stored_metadata, legs, pairs, fingerprint)
-
-
-def _pending(request: TransactionRequest) -> _Pending:
-    legs: list[tuple[str, int]] = []
-    for transfer in request.transfers:
-        legs.append((transfer.debit, transfer.amount))
-        legs.append((transfer.credit, -transfer.amount))
-    return _Pending.of(
-        kind=request.kind,
-        idempotency_key=request.idempotency_key,
-        reference=request.reference,
-        metadata=request.metadata,
-        legs=tuple(legs),
-        pairs=tuple((transfer.debit, transfer.credit) for transfer in request.transfers),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _BalanceMove:
-    """One account's change over a whole batch, in its normal-side terms.
-
-    `lowest` is the lowest running change along the batch (for a single transaction, the
-    change itself): the limit must hold at every step, not only at the end, so a stake
-    that overdraws the wallet is refused even if the settlement after it would refill it.
-    """
-
-    account_id: int
-    code: str
-    delta: int
-    lowest: int
-
-
-def _balance_moves(
-    pendings: Sequence[_Pending], by_code: Mapping[str, _AccountRow]
-) -> list[_BalanceMove]:
-    running: dict[str, int] = defaultdict(int)
-    lowest: dict[str, int] = {}
-    for pending in pendings:
-        for code, amount in pending.legs:
-            running[code] += amount if by_code[code].side == Side.DEBIT else -amount
-        for code in {code for code, _ in pending.legs}:
-            lowest[code] = min(lowest.get(code, running[code]), running[code])
-    moves = [
-        _BalanceMove(by_code[code].id, code, running[code], lowest[code])
-        for code in running
-        if running[code] != 0 or lowest[code] < 0
-    ]
-    # In account-id order, so that concurrent postings cannot deadlock.
-    return sorted(moves, key=lambda move: move.account_id)
-
-
-def _validated_accounts(
-    connection: Connection, pendings: Sequence[_Pending]
-) -> dict[str, _AccountRow]:
-    codes = sorted({code for pending in pendings for code, _ in pending.legs})
-    by_code = {row.code: row for row in connection.execute(_ACCOUNTS_BY_CODE, {"codes": codes})}
-    missing = set(codes) - by_code.keys()
-    if missing:
-        raise UnknownAccount(*missing)
-    for pending in pendings:
-        for debit, credit in pending.pairs:
-            if by_code[debit].currency != by_code[credit].currency:
-                raise CurrencyMismatch(
-                    debit, credit, by_code[debit].currency, by_code[credit].currency
-                )
-        per_currency: dict[str, int] = defaultdict(int)
-        for code, amount in pending.legs:
-            per_currency[by_code[code].currency] += amount
-        unbalanced = {currency: total for currency, total in per_currency.items() if total}
-        if unbalanced:
-            raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
-    return by_code
+    return [posted_from_row(connection, row, replayed=False) for row in rows]
 
 
 def _chain(chain: int) -> int:
     if not is_chain(chain):
         raise InvalidTransaction(f"there is no chain {chain!r}: chains are 1 to {CHAINS}")
     return chain
-
-
-def _post_pending(
-    connection: Connection, pendings: Sequence[_Pending], chain: int, posted_at: datetime
-) -> list[PostedTransaction]:
-    by_code = _validated_accounts(connection, pendings)
-    applied: list[_BalanceMove] = []
-    for move in _balance_moves(pendings, by_code):
-        moved = cast(
-            CursorResult[Any],
-            connection.execute(
-                _MOVE_BALANCE,
-                {"account_id": move.account_id, "delta": move.delta, "lowest": move.lowest},
-            ),
-        )
-        if moved.rowcount != 1:
-            _undo(connection, applied)
-            # A retry of a posting that emptied the account is a replay, not a refusal.
-            found = _posted_before(connection, pendings)
-            if not found:
-                raise LimitExceeded(move.code)
-            return _replays(connection, pendings, found)
-        applied.append(move)
-
-    # The chain head is locked last, so that postings on a chain serialise only for the
-    # inserts. While it is held no other posting on the chain can insert, so keys absent
-    # now stay absent until commit.
-    head = connection.execute(_LOCK_CHAIN_HEAD, {"chain": chain}).one()
-    found = _posted_before(connection, pendings)
-    if found:
-        _undo(connection, applied)
-        return _replays(connection, pendings, found)
-    return _insert(connection, pendings, by_code, posted_at, _Link(chain, int(head.seq), head.hash))
-
-
-@dataclass(frozen=True, slots=True)
-class _Link:
-    """A chain's newest link: where the next transaction attaches."""
-
-    chain: int
-    seq: int
-    hash: str
-
-
-def _insert(
-    connection: Connection,
-    pendings: Sequence[_Pending],
-    by_code: Mapping[str, _AccountRow],
-    posted_at: datetime,
-    head: _Link,
-) -> list[PostedTransaction]:
-    """Append the batch to its hash chain: one insert per table, one chain-head update."""
-    seq, prev_hash = head.seq, head.hash
-    rows: list[dict[str, Any]] = []
-    posted_entries: list[tuple[Entry, ...]] = []
-    for pending in pendings:
-        seq = next_seq(head.chain, seq)
-        legs = tuple(Entry(code, by_code[code].currency, amount) for code, amount in pending.legs)
-        digest = transaction_hash(
-            seq=seq,
-            kind=pending.kind,
-            reference=pending.reference,
-            idempotency_key=pending.idempotency_key,
-            metadata=pending.metadata,
-            posted_at=posted_at,
-            entries=((e.account, e.currency, e.amount) for e in legs),
-            prev_hash=prev_hash,
-        )
-        rows.append(
-            {
-                "seq": seq,
-                "chain": head.chain,
-                "kind": pending.kind,
-                "reference": pending.reference,
-                "idempotency_key": pending.idempotency_key,
-                "request_hash": pending.fingerprint,
-                "metadata": pending.metadata,
-                "posted_at": posted_at,
-                "prev_hash": prev_hash,
-                "hash": digest,
-            }
-        )
-        posted_entries.append(legs)
-        prev_hash = digest
-    # Ids are matched back by seq: asking the database for RETURNING in parameter order
-    # would make SQLAlchemy insert row by row on SQLite.
-    id_by_seq = {row.seq: int(row.id) for row in connection.execute(_INSERT_TRANSACTIONS, rows)}
-    ids = [id_by_seq[row["seq"]] for row in rows]
-    connection.execute(
-        _INSERT_ENTRIES,
-        [
-            {
-                "transaction_id": transaction_id,
-                "account_id": by_code[entry.account].id,
-                "currency": entry.currency,
-                "amount": entry.amount,
-            }
-            for transaction_id, legs in zip(ids, posted_entries, strict=True)
-            for entry in legs
-        ],
-    )
-    connection.execute(
-        _MOVE_CHAIN_HEAD, {"chain": head.chain, "new_seq": seq, "new_hash": prev_hash}
-    )
-    return [
-        PostedTransaction(
-            id=transaction_id,
-            seq=row["seq"],
-            kind=pending.kind,
-            reference=pending.reference,
-            metadata=pending.metadata,
-            posted_at=posted_at,
-            entries=legs,
-            hash=row["hash"],
-            replayed=False,
-            idempotency_key=pending.idempotency_key,
-            chain=head.chain,
-        )
-        for transaction_id, row, pending, legs in zip(
-            ids, rows, pendings, posted_entries, strict=True
-        )
-    ]
-
-
-def _posted_before(connection: Connection, pendings: Sequence[_Pending]) -> dict[str, Row[Any]]:
-    """The batch's transactions already in the ledger, by idempotency key."""
-    keys = [pending.idempotency_key for pending in pendings]
-    return {
-        row.idempotency_key: row
-        for row in connection.execute(_TRANSACTIONS_BY_KEYS, {"keys": keys})
-    }
-
-
-def _replays(
-    connection: Connection, pendings: Sequence[_Pending], found: Mapping[str, Row[Any]]
-) -> list[PostedTransaction]:
-    """The originals of a batch posted before; raises if a key was used for other content,
-    or if only part of the batch exists."""
-    for pending in pendings:
-        row = found.get(pending.idempotency_key)
-        if row is not None and row.request_hash != pending.fingerprint:
-            raise IdempotencyConflict(pending.idempotency_key)
-    if len(found) < len({pending.idempotency_key for pending in pendings}):
-        raise InvalidTransaction("part of this batch of transactions was posted before")
-    return [
-        _posted_from_row(connection, found[pending.idempotency_key], replayed=True)
-        for pending in pendings
-    ]
-
-
-def _undo(connection: Connection, applied: Sequence[_BalanceMove]) -> None:
-    """Take back balance changes already made by a refused posting (we hold their locks)."""
-    for move in applied:
-        connection.execute(_TAKE_BACK_BALANCE, {"account_id": move.account_id, "delta": move.delta})

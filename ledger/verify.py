@@ -97,7 +97,32 @@ def verify_ledger(
     walk = _ChainWalk({head.chain: head for head in heads}, problems)
     if not heads:
         problems.append(LedgerProblem("ledger_chain_head", None, "head_missing", "no chain head"))
+    checked, entries_checked = _check_transactions(
+        connection, walk, trial_balance, problems, on_progress
+    )
+    walk.finish()
+    _check_orphan_entries(connection, problems)
+    accounts_checked = _check_accounts(connection, problems)
+    return LedgerReport(
+        problems=tuple(problems),
+        transactions_checked=checked,
+        entries_checked=entries_checked,
+        accounts_checked=accounts_checked,
+        trial_balance=dict(trial_balance),
+        heads=heads,
+        chain_ok=walk.ok,
+    )
 
+
+def _check_transactions(
+    connection: Connection,
+    walk: _ChainWalk,
+    trial_balance: dict[str, int],
+    problems: list[LedgerProblem],
+    on_progress: Callable[[int], None] | None,
+) -> tuple[int, int]:
+    """Walk every transaction along its chain, balance its entries and add them to the
+    trial balance; returns how many transactions and entries were checked."""
     checked = 0
     entries_checked = 0
     for txn, legs in _stream_transactions(connection):
@@ -134,8 +159,10 @@ def verify_ledger(
             on_progress(checked)
     if on_progress is not None:
         on_progress(checked)
-    walk.finish()
+    return checked, entries_checked
 
+
+def _check_orphan_entries(connection: Connection, problems: list[LedgerProblem]) -> None:
     orphans = connection.execute(
         select(func.count())
         .select_from(entries.outerjoin(transactions, transactions.c.id == entries.c.transaction_id))
@@ -151,6 +178,10 @@ def verify_ledger(
             )
         )
 
+
+def _check_accounts(connection: Connection, problems: list[LedgerProblem]) -> int:
+    """Every stored balance against the sum of its entries, and against its minimum;
+    returns how many accounts were checked."""
     accounts_checked = 0
     totals = (
         select(entries.c.account_id, func.sum(entries.c.amount).label("total"))
@@ -192,16 +223,7 @@ def verify_ledger(
                     f"{row.code}: balance {row.balance} is below its minimum {row.min_balance}",
                 )
             )
-
-    return LedgerReport(
-        problems=tuple(problems),
-        transactions_checked=checked,
-        entries_checked=entries_checked,
-        accounts_checked=accounts_checked,
-        trial_balance=dict(trial_balance),
-        heads=heads,
-        chain_ok=walk.ok,
-    )
+    return accounts_checked
 
 
 _Leg = tuple[str, str, int, str]

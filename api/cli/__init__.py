@@ -1,25 +1,54 @@
-"""The `casino-war` command line: one parser, subcommands contributed by modules.
+"""The `casino-war` command line: a table of commands, each imported only when it runs.
 
-Each module of `COMMAND_MODULES` exposes `register(subparsers)`, which adds its commands and
-sets `handler` (a function of the parsed namespace returning the exit status) on each. Adding
-a command is adding its module's name to the tuple.
+`COMMANDS` names every top-level command with the module that registers it and its help line.
+The top level is built from the table alone, so `casino-war --help` or a mistyped command
+imports no command's code; only the chosen command's module is imported, and its
+`register(subparsers)` adds its commands, each with `set_defaults(handler=...)`. So `verify`,
+which needs no database, never loads the web framework, the ORM or the migrations.
+
+Adding a command is adding its row and its module's `register`. A module registering several
+commands has them listed together, in the order it registers them; tests/cli/test_cli_registry.py
+checks the table against the modules.
 """
 
 import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Final, Protocol, cast
 
 from api.cli.common import EXIT_USAGE, Subparsers, UsageError
 from casino.errors import GameError
 
-COMMAND_MODULES: Final = (
-    "api.cli.game",
-    "api.cli.service",
-    "api.domain.audit.cli",
-    "api.domain.reports.cli",
-    "api.domain.hands.cli",
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A top-level command: its name, the module whose `register` adds it, its help line."""
+
+    name: str
+    module: str
+    help: str
+
+
+COMMANDS: Final = (
+    Command("odds", "api.cli.game", "exact house edges for a rule set"),
+    Command(
+        "simulate",
+        "api.cli.game",
+        "play N hands with the real engine and compare with the exact edges",
+    ),
+    Command("verify", "api.cli.game", "re-derive one hand from its seeds, with no database"),
+    Command(
+        "serve",
+        "api.cli.service",
+        "bring the database to the newest schema, then serve the API",
+    ),
+    Command("db", "api.cli.service", "database schema"),
+    Command("token", "api.cli.service", "API tokens for operators and auditors"),
+    Command("audit", "api.domain.audit.cli", "replay every hand in the range and check the ledger"),
+    Command("report", "api.domain.reports.cli", "operator reports"),
+    Command("hands", "api.domain.hands.cli", "hands awaiting a decision"),
 )
 
 Handler = Callable[[argparse.Namespace], int]
@@ -31,26 +60,16 @@ class CommandModule(Protocol):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The whole command line, every registered command included."""
-    return _build()[0]
-
-
-def _build() -> tuple[argparse.ArgumentParser, Subparsers]:
-    parser = argparse.ArgumentParser(
-        prog="casino-war",
-        description="Casino War: odds, simulation and provably fair verification.",
-    )
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
-        cast(CommandModule, importlib.import_module(name)).register(subparsers)
-    return parser, subparsers
+    """The whole command line, every command's module imported and registered."""
+    return _build({command.module for command in COMMANDS})[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 a check found a problem, 2 usage)."""
-    parser, subparsers = _build()
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser, subparsers = _build(_chosen_modules(arguments))
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exit_:  # argparse exits on --help (0) and on bad usage (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     handler = cast(Handler, args.handler)
@@ -63,3 +82,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.print_usage(sys.stderr)
         print(f"{command.prog}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _chosen_modules(arguments: Sequence[str]) -> set[str]:
+    """The module of the command the arguments name, if they name one.
+
+    The top level takes no option with a value, so the command is the first argument that is
+    not an option; anything else (no command, `--help`, a mistyped name) needs no module.
+    """
+    name = next((argument for argument in arguments if not argument.startswith("-")), None)
+    return {command.module for command in COMMANDS if command.name == name}
+
+
+def _build(modules: set[str]) -> tuple[argparse.ArgumentParser, Subparsers]:
+    """The parser with the commands of `modules` registered in full, the rest by name and help.
+
+    A command only named has no options and no handler: it stands in the top-level help and
+    choices, and is never the one parsed, since its module is loaded whenever it is chosen.
+    """
+    parser = argparse.ArgumentParser(
+        prog="casino-war",
+        description="Casino War: odds, simulation and provably fair verification.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    registered: set[str] = set()
+    for command in COMMANDS:
+        if command.module not in modules:
+            subparsers.add_parser(command.name, help=command.help)
+        elif command.module not in registered:
+            cast(CommandModule, importlib.import_module(command.module)).register(subparsers)
+            registered.add(command.module)
+    return parser, subparsers

@@ -30,7 +30,7 @@ class Database:
             readers=sessionmaker(reader_engine, expire_on_commit=False),
             # SQLite has one writer at a time. Queuing this process's writers on a lock is
             # fair and prompt; left to SQLite's busy handler they poll with growing sleeps,
-            # which shows as a p99 of hundreds of milliseconds under load.
+            # and under load a writer sleeps on long after the lock is free: a slow tail.
             writer_turn=threading.Lock() if is_sqlite else nullcontext(),
         )
 

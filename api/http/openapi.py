@@ -1,12 +1,13 @@
 """The OpenAPI document: configuration, and what Litestar's generator leaves out."""
 
-from litestar._openapi.schema_generation import SchemaCreator
+from typing import Any
+
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, Schema, SecurityScheme
 from litestar.plugins.pydantic import PydanticSchemaPlugin
 from litestar.typing import FieldDefinition
-from litestar.utils.predicates import is_class_and_subclass
+from litestar.utils import is_class_and_subclass
 
 from api.http.schemas import RequestBody
 
@@ -18,11 +19,13 @@ class StrictRequestSchemaPlugin(PydanticSchemaPlugin):
 
     Without `additionalProperties: false` clients (and schema-driven fuzzers) would rightly
     expect extra fields to be ignored.
+
+    Litestar's public plugin interface hands plugins a schema creator whose class it does not
+    export (its own plugins import it from a private module), so it is typed `Any` here: this
+    plugin only passes it on to Litestar's own Pydantic plugin, which builds the schema.
     """
 
-    def to_openapi_schema(
-        self, field_definition: FieldDefinition, schema_creator: SchemaCreator
-    ) -> Schema:
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
         schema = super().to_openapi_schema(field_definition, schema_creator)
         if is_class_and_subclass(field_definition.annotation, RequestBody):
             schema.additional_properties = False

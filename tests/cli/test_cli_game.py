@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from api.cli import COMMAND_MODULES, build_parser, main
+from api.cli import main
 from casino.fairness import server_seed_hash
 
 SEED = "0" * 63 + "1"
@@ -25,30 +25,6 @@ def _json_run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any,
 
 def _verify(*extra: str) -> list[str]:
     return ["verify", "--server-seed", SEED, "--client-seed", "vectors", *extra]
-
-
-# the parser
-
-
-def test_every_game_command_is_registered() -> None:
-    assert "api.cli.game" in COMMAND_MODULES
-    help_text = build_parser().format_help()
-    assert all(command in help_text for command in ("odds", "simulate", "verify"))
-
-
-def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", "--help"]) == 0
-    assert "--server-seed-hash" in capsys.readouterr().out
-
-
-def test_no_command_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 2
-    assert "usage" in capsys.readouterr().err
-
-
-def test_unknown_command_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["dance"]) == 2
-    assert "invalid choice" in capsys.readouterr().err
 
 
 # odds

@@ -229,6 +229,20 @@ def test_reversal_posts_mirror_entries_once(session_factory: sessionmaker[Sessio
         assert verify_ledger(session).ok
 
 
+@pytest.mark.usefixtures("accounts")
+@pytest.mark.parametrize("key", ["", "k" * 256])
+def test_reversal_refuses_an_idempotency_key_a_request_would_refuse(
+    session_factory: sessionmaker[Session], key: str
+) -> None:
+    with session_factory.begin() as session:
+        original = post(session, _request("dep", Transfer(CASHIER, WALLET, 250)))
+    with session_factory.begin() as session:
+        with pytest.raises(InvalidTransaction, match="an idempotency key has 1 to 255"):
+            reverse(session, original.id, key)
+        with pytest.raises(InvalidTransaction, match="an idempotency key has 1 to 255"):
+            TransactionRequest("dep", key, (Transfer(CASHIER, WALLET, 250),))
+
+
 def test_reversal_that_would_break_a_limit_is_refused(
     session_factory: sessionmaker[Session], deposit: Deposit
 ) -> None:
