@@ -1,12 +1,14 @@
-"""Gaming days: start-hour boundaries and days on which the clocks change."""
+"""Gaming days: start-hour boundaries, days on which the clocks change, and day ranges."""
 
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from api.domain.reports.gaming_day import day_bounds, day_start, gaming_day
+from api.domain.reports.gaming_day import DayRange, day_bounds, day_start, gaming_day
+from api.errors import InvalidInput
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -61,3 +63,31 @@ def test_every_instant_lies_within_the_bounds_of_its_gaming_day(
     day = gaming_day(moment, tz, hour)
     start, end = day_bounds(day, day, tz, hour)
     assert start <= moment < end
+
+
+def test_a_range_of_one_day_is_a_range() -> None:
+    days = DayRange(date(2026, 6, 10), date(2026, 6, 10))
+    assert (days.first, days.last) == (date(2026, 6, 10), date(2026, 6, 10))
+
+
+def test_a_range_ending_before_it_starts_is_refused_naming_from() -> None:
+    with pytest.raises(InvalidInput) as refused:
+        DayRange(date(2026, 6, 11), date(2026, 6, 10))
+    assert (refused.value.field, refused.value.message) == ("from", "must not be after `to`")
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "field"),
+    [("2026-13-01", "2026-06-10", "from"), ("2026-06-10", "9999-12-31", "to")],
+)
+def test_parsing_a_range_names_the_field_at_fault(first: str, last: str, field: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        DayRange.parse(first, last)
+    assert refused.value.field == field
+    assert refused.value.code == "validation_error"
+
+
+def test_parsing_a_range_reads_both_days() -> None:
+    assert DayRange.parse("2026-06-09", "2026-06-10") == DayRange(
+        date(2026, 6, 9), date(2026, 6, 10)
+    )

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from api.cli import main
 from api.db.database import Database
-from api.domain.reports.payouts import SettledHand, aggregate, odds_for_rules
+from api.domain.reports.aggregate import SettledHand, aggregate
+from api.domain.reports.theoretical import odds_for_rules
 from casino.rules import TableRules
 from tests.audit.support import Caller, execute, new_player, play_settled, play_tie, use_database
 from tests.reports.conftest import START_HOUR, ZONE
@@ -68,20 +69,20 @@ def test_rows_count_handle_returns_ties_wars_and_surrenders() -> None:
     ]
     report = aggregate(hands, "day")
     first, second = report.rows
-    assert first["day"] == "2026-06-01" and first["currency"] == "USD"
-    assert (first["hands"], first["handle"], first["returned"]) == (4, 520, 360)
-    assert first["house_win"] == 160
-    assert first["hold"] == pytest.approx(160 / 520)
-    assert (first["ties"], first["wars"], first["surrenders"], first["tie_bets_won"]) == (
+    assert first.day == date(2026, 6, 1) and first.currency == "USD"
+    assert (first.hands, first.handle, first.returned) == (4, 520, 360)
+    assert first.house_win == 160
+    assert first.hold == pytest.approx(160 / 520)
+    assert (first.ties, first.wars, first.surrenders, first.tie_bets_won) == (
         2,
         1,
         1,
         1,
     )
-    assert second["wars"] == 1
+    assert second.wars == 1
     (totals,) = report.totals
-    assert totals["hands"] == 5 and totals["house_win"] == 160 - 100
-    assert report.discrepancy_count == 0
+    assert totals.hands == 5 and totals.house_win == 160 - 100
+    assert report.discrepancies.count == 0
 
 
 def test_theoretical_win_uses_the_exact_edges_of_each_hands_recorded_rules() -> None:
@@ -94,9 +95,9 @@ def test_theoretical_win_uses_the_exact_edges_of_each_hands_recorded_rules() -> 
     surrender_premium = (odds.house_edge_surrender - odds.house_edge_war) / odds.p_tie
     exact = 2000 * odds.house_edge_war + 1000 * surrender_premium
     exact += 100 * odds.house_edge_tie_bet
-    assert row["table_id"] == 1
-    assert row["theoretical_win"] == round(exact)
-    assert row["theoretical_hold"] == pytest.approx(float(exact / Fraction(2100)))
+    assert row.table_id == 1
+    assert row.theoretical_win == round(exact)
+    assert row.theoretical_hold == pytest.approx(float(exact / Fraction(2100)))
 
 
 def test_a_player_who_always_surrenders_is_rated_at_the_surrender_edge() -> None:
@@ -108,22 +109,22 @@ def test_a_player_who_always_surrenders_is_rated_at_the_surrender_edge() -> None
         for n in range(hands)
     ]
     row = aggregate(played, "table").rows[0]
-    assert row["theoretical_win"] == round(100 * hands * odds.house_edge_surrender)
+    assert row.theoretical_win == round(100 * hands * odds.house_edge_surrender)
 
 
 def test_currencies_never_add_up() -> None:
     report = aggregate([_hand(1), _hand(2, currency="EUR")], "player")
-    assert [(r["player_id"], r["currency"]) for r in report.rows] == [(1, "EUR"), (1, "USD")]
-    assert [t["currency"] for t in report.totals] == ["EUR", "USD"]
+    assert [(r.player_id, r.currency) for r in report.rows] == [(1, "EUR"), (1, "USD")]
+    assert [t.currency for t in report.totals] == ["EUR", "USD"]
 
 
 def test_ledger_figures_are_reported_and_disagreements_listed() -> None:
     tampered = replace(_hand(7, net=100), total_returned=999)
     missing = replace(_hand(8, net=-100, outcome="dealer_win"), ledger_returned=None)
     report = aggregate([tampered, missing], "day")
-    assert report.rows[0]["returned"] == 200 + 0  # the ledger's figures
-    assert report.discrepancy_count == 2
-    assert {(d.hand_id, d.field) for d in report.discrepancies} == {
+    assert report.rows[0].returned == 200 + 0  # the ledger's figures
+    assert report.discrepancies.count == 2
+    assert {(d.hand_id, d.field) for d in report.discrepancies.items} == {
         (7, "total_returned"),
         (8, "total_returned"),
     }
@@ -132,7 +133,7 @@ def test_ledger_figures_are_reported_and_disagreements_listed() -> None:
 def test_hold_is_null_when_nothing_was_staked() -> None:
     empty = replace(_hand(1), ledger_staked=None, ledger_returned=None)
     row = aggregate([empty], "day").rows[0]
-    assert row["handle"] == 0 and row["hold"] is None and row["theoretical_hold"] is None
+    assert row.handle == 0 and row.hold is None and row.theoretical_hold is None
 
 
 _outcomes = st.sampled_from(
@@ -177,11 +178,11 @@ def test_house_win_is_minus_the_players_net_and_handle_is_everything_staked(
     hands: list[SettledHand], group_by: Any
 ) -> None:
     report = aggregate(hands, group_by)
-    assert sum(r["house_win"] for r in report.rows) == -sum(h.net for h in hands)
-    assert sum(r["handle"] for r in report.rows) == sum(h.total_staked for h in hands)
-    assert sum(r["hands"] for r in report.rows) == len(hands)
+    assert sum(r.house_win for r in report.rows) == -sum(h.net for h in hands)
+    assert sum(r.handle for r in report.rows) == sum(h.total_staked for h in hands)
+    assert sum(r.hands for r in report.rows) == len(hands)
     for total in report.totals:
-        assert total["house_win"] == -sum(h.net for h in hands if h.currency == total["currency"])
+        assert total.house_win == -sum(h.net for h in hands if h.currency == total.currency)
 
 
 # Against a database ------------------------------------------------------------------
@@ -322,3 +323,44 @@ def test_cli_report_in_every_format(
     assert main(["report", "payouts", "--from", "2026-06-11", "--to", "2026-06-10"]) == 2
     assert main(["report", "payouts", "--from", "2026-06-10", "--to", "9999-12-31"]) == 2
     assert main(["audit", "--to", "9999-12-31"]) == 2
+
+
+def test_cli_json_is_the_api_body_but_for_row_keys_key_order_and_time_zone_suffix(
+    database: Database,
+    database_url: str,
+    operator: Caller,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The differences the command line has always had, kept (docs/reports.md)."""
+    player = new_player(database)
+    _settle_at(database, player, datetime(2026, 6, 10, 12, tzinfo=NEW_YORK))
+    use_database(
+        monkeypatch, database_url, gaming_day_timezone=ZONE, gaming_day_start_hour=str(START_HOUR)
+    )
+    api = operator.get(
+        "/v1/reports/payouts", **{"from": "2026-06-10", "to": "2026-06-10", "group_by": "table"}
+    ).json()
+    args = ["--from", "2026-06-10", "--to", "2026-06-10", "--group-by", "table"]
+    assert main(["report", "payouts", *args, "--format", "json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+
+    assert list(api) == ["from", "to", "group_by", "gaming_day", "rows", "totals", "discrepancies"]
+    assert list(cli) == ["from", "to", "gaming_day", "group_by", "rows", "totals", "discrepancies"]
+    assert api["gaming_day"]["utc_start"].endswith("Z")
+    assert cli["gaming_day"] == {
+        name: value.replace("Z", "+00:00") if name.startswith("utc_") else value
+        for name, value in api["gaming_day"].items()
+    }
+    other_groups = {"day", "player_id"}
+    assert cli["rows"] == [
+        {name: value for name, value in row.items() if name not in other_groups}
+        for row in api["rows"]
+    ]
+    assert cli["totals"] == [
+        {name: value for name, value in row.items() if name not in {*other_groups, "table_id"}}
+        for row in api["totals"]
+    ]
+    assert {name: cli[name] for name in ("from", "to", "group_by", "discrepancies")} == {
+        name: api[name] for name in ("from", "to", "group_by", "discrepancies")
+    }

@@ -7,9 +7,12 @@ D is computed exactly as the start of D+1. Queries then filter by a plain UTC ra
 the indexes on `created_at` / `settled_at` serve.
 """
 
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
+
+from api.errors import InvalidInput
 
 # Far enough apart for any casino, near enough that every zone's day boundaries stay
 # representable (9999-12-31 has no next day to end on).
@@ -28,6 +31,31 @@ def parse_day(text: str) -> date:
     if not FIRST_DAY <= day <= LAST_DAY:
         raise ValueError(f"must be from {FIRST_DAY} to {LAST_DAY}, got {text}")
     return day
+
+
+@dataclass(frozen=True, slots=True)
+class DayRange:
+    """Gaming days `first` to `last` inclusive, as a request names them (`from`, `to`):
+    never empty, so a report given one has no range left to check."""
+
+    first: date
+    last: date
+
+    def __post_init__(self) -> None:
+        if self.first > self.last:
+            raise InvalidInput("from", "must not be after `to`")
+
+    @classmethod
+    def parse(cls, first: str, last: str) -> "DayRange":
+        """The range `from`..`to` written YYYY-MM-DD; InvalidInput naming the field at fault."""
+        return cls(_parse_field("from", first), _parse_field("to", last))
+
+
+def _parse_field(name: str, text: str) -> date:
+    try:
+        return parse_day(text)
+    except ValueError as error:
+        raise InvalidInput(name, str(error)) from None
 
 
 def day_start(day: date, zone: ZoneInfo, start_hour: int) -> datetime:

@@ -1,6 +1,5 @@
 """Operator reports: payouts per gaming day, table or player; hands awaiting a decision."""
 
-from datetime import date
 from typing import Annotated, Any, Literal
 
 from litestar import Controller, Request, get
@@ -11,11 +10,11 @@ from sqlalchemy.orm import Session
 from api.db.snapshot import read_snapshot
 from api.domain.hands.schemas import UnfinishedReport
 from api.domain.hands.unfinished import unfinished_hands
-from api.domain.reports.gaming_day import parse_day
-from api.domain.reports.payouts import payout_report, to_csv
+from api.domain.reports.csv import to_csv
+from api.domain.reports.gaming_day import DayRange
+from api.domain.reports.payouts import payout_report
 from api.domain.reports.schemas import PayoutReportView
 from api.domain.tokens.service import Role
-from api.errors import InvalidInput
 from api.http.routing import (
     BEARER,
     DatabaseDependency,
@@ -25,13 +24,6 @@ from api.http.routing import (
 )
 
 CSV_MEDIA_TYPE = "text/csv"
-
-
-def _day(name: str, value: str) -> date:
-    try:
-        return parse_day(value)
-    except ValueError as error:
-        raise InvalidInput(name, str(error)) from None
 
 
 class ReportController(Controller):
@@ -63,25 +55,22 @@ class ReportController(Controller):
         """Handle, returns, house win, hold and theoretical win of hands settled in the range
         (by the gaming day of settlement), from the ledger, cross-checked with the records."""
         principal.require(Role.OPERATOR)
-        first, last = _day("from", from_day), _day("to", to_day)
-        if first > last:
-            raise InvalidInput("from", "must not be after `to`")
+        days = DayRange.parse(from_day, to_day)
         with read_snapshot(database.engine) as connection:
-            document = payout_report(
+            report = payout_report(
                 connection,
-                first,
-                last,
+                days,
                 group_by,
                 settings.time_zone,
                 settings.gaming_day_start_hour,
             )
         if CSV_MEDIA_TYPE in request.headers.get("accept", ""):
             return Response(
-                to_csv(document),  # type: ignore[arg-type]
+                to_csv(report),  # type: ignore[arg-type]
                 media_type=CSV_MEDIA_TYPE,
                 headers={"Content-Disposition": 'attachment; filename="payouts.csv"'},
             )
-        return Response(PayoutReportView.model_validate(document))
+        return Response(PayoutReportView.model_validate(report, from_attributes=True))
 
     @get("/unfinished", sync_to_thread=True, responses=problems(403))
     def unfinished(

@@ -1,15 +1,24 @@
-"""Payout reports: response bodies."""
+"""Payout reports: response bodies, read from the service's `PayoutReport` by attribute
+(`PayoutReportView.model_validate(report, from_attributes=True)`)."""
 
-from datetime import datetime
-from typing import Literal
+from datetime import date, datetime
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from api.http.schemas import ResponseBody
 
 
+def _iso_day(value: object) -> object:
+    return value.isoformat() if isinstance(value, date) else value
+
+
+IsoDay = Annotated[str, BeforeValidator(_iso_day)]
+"""A gaming day, YYYY-MM-DD: the report's `date` as the contract writes it (a plain string)."""
+
+
 class PayoutRow(ResponseBody):
-    day: str | None = Field(default=None, description="Gaming day (group_by=day).")
+    day: IsoDay | None = Field(default=None, description="Gaming day (group_by=day).")
     table_id: int | None = Field(default=None, description="group_by=table.")
     player_id: int | None = Field(default=None, description="group_by=player.")
     currency: str
@@ -46,8 +55,8 @@ class PayoutDiscrepancies(ResponseBody):
 
 
 class PayoutReportView(ResponseBody):
-    from_day: str = Field(alias="from")
-    to_day: str = Field(alias="to")
+    from_day: IsoDay = Field(alias="from")
+    to_day: IsoDay = Field(alias="to")
     group_by: Literal["day", "table", "player"]
     gaming_day: GamingDayWindow
     rows: list[PayoutRow]
