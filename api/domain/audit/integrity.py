@@ -40,7 +40,6 @@ from api.domain.audit.results import (
     HeldByCurrency,
     HeldCheck,
     LedgerAudit,
-    NonceCheck,
     Period,
     PeriodAudit,
     ReferencesCheck,
@@ -166,6 +165,7 @@ class VerifierSections:
 
 
 def verifier_sections(report: LedgerReport) -> VerifierSections:
+    """Each problem under the check `ledger.verify` says found it (`CHECK_OF`)."""
     grouped: dict[LedgerCheck, list[LedgerProblem]] = {check: [] for check in LedgerCheck}
     for problem in report.problems:
         grouped[CHECK_OF[problem.code]].append(problem)
@@ -193,16 +193,13 @@ def audit_ledger(
     continuity (hands deleted together with their ledger transactions)."""
     connection = connection_of(session_or_connection)
     verified = verifier_sections(verify_ledger(connection, on_progress=on_progress))
-    held = check_held(connection)
-    references = check_hand_references(connection)
-    pairs_checked, nonce_problems = check_nonce_continuity(connection)
     return LedgerAudit(
         hash_chain=verified.hash_chain,
         trial_balance=verified.trial_balance,
         stored_balances=verified.stored_balances,
-        held_for_unsettled_hands=held,
-        hand_references=references,
-        nonce_continuity=NonceCheck(pairs_checked, nonce_problems),
+        held_for_unsettled_hands=check_held(connection),
+        hand_references=check_hand_references(connection),
+        nonce_continuity=check_nonce_continuity(connection),
         other_problems=verified.other_problems,
     )
 

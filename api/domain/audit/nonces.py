@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from sqlalchemy import Connection, bindparam, distinct, func, or_, select
 
 from api.db.models import hands_table, seed_pairs_table
-from api.domain.audit.results import CasinoCode, CasinoProblem
+from api.domain.audit.results import CasinoCode, CasinoProblem, NonceCheck
 
 # Problems named per seed pair before the rest are summed up in one: a wiped-out pair must
 # not make the report as long as the hands it lost.
@@ -97,9 +97,9 @@ def _gap(pair_id: int, next_nonce: int, first: int, last: int) -> CasinoProblem:
     )
 
 
-def check_nonce_continuity(connection: Connection) -> tuple[int, tuple[CasinoProblem, ...]]:
-    """(seed pairs checked, problems): per seed pair, its hands' nonces are exactly
-    0..next_nonce-1; and every hand's seed pair exists.
+def check_nonce_continuity(connection: Connection) -> NonceCheck:
+    """Per seed pair, its hands' nonces are exactly 0..next_nonce-1; and every hand's seed
+    pair exists.
 
     One grouped query finds the broken pairs; only those are read nonce by nonce.
     """
@@ -124,7 +124,7 @@ def check_nonce_continuity(connection: Connection) -> tuple[int, tuple[CasinoPro
         )
         for hand_id, pair_id in connection.execute(_ORPHAN_HANDS)
     )
-    return pairs_checked, tuple(problems)
+    return NonceCheck(pairs_checked, tuple(problems))
 
 
 def _capped(pair_id: int, found: Iterable[CasinoProblem]) -> Iterator[CasinoProblem]:
