@@ -24,8 +24,9 @@ from sqlalchemy.orm import Session
 import migrations
 from api.db.database import Database
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import BATCH, HandAuditResult
 from api.domain.audit.parallel import CHUNK, audit_hands_parallel
+from api.domain.audit.reads import BATCH
+from api.domain.audit.results import HandAuditResult
 from api.domain.cashier import service as cashier
 from api.domain.hands import service as hand_service
 from api.domain.players import service as players
@@ -173,7 +174,7 @@ def audit_curve(database_url: str, plan: Plan) -> dict[str, Any]:
         database.dispose()
     peaks = [point["peak_traced_mib"] for point in points.values()]
     return {
-        "function": "api.domain.audit.hands.audit_hands",
+        "function": "api.domain.audit.batch.audit_hands",
         "parallel_function": "api.domain.audit.parallel.audit_hands_parallel",
         "jobs": jobs,
         "chunk": chunk,

@@ -12,7 +12,7 @@ import sys
 
 from api.db.database import Database
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import audit_hands
+from api.domain.audit.batch import audit_hands
 
 # Hands per audit batch: a quarter of the audit's own 2,000, so that the counted sizes
 # (1,000 and 3,000 hands by default) are whole batches and the count stays under a minute.

@@ -142,7 +142,7 @@ def count_audit(url: str, hands: int) -> dict[str, Any]:
         for size in sizes
     ]
     return {
-        "measured": "api.domain.audit.hands.audit_hands, one process",
+        "measured": "api.domain.audit.batch.audit_hands, one process",
         "database": make_url(url).get_backend_name(),
         "batch": BATCH,
         "instructions": {str(size): count for size, count in zip(sizes, counts, strict=True)},

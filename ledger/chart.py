@@ -9,7 +9,12 @@ each side summed over its accounts (the house and the cashier have one per hash 
 
 from __future__ import annotations
 
+from typing import Final
+
 from ledger.model import AccountSpec, Side
+
+HELD_PREFIX: Final = "held:"
+"""What every held account's code begins with: a report finds them all by it."""
 
 
 def wallet(player_id: str, currency: str) -> AccountSpec:
@@ -19,7 +24,7 @@ def wallet(player_id: str, currency: str) -> AccountSpec:
 
 def held(player_id: str, currency: str) -> AccountSpec:
     """Money held for the player's wagers in play; one per player so there is no hot row."""
-    return AccountSpec(f"held:{player_id}:{currency}", currency, Side.CREDIT, min_balance=0)
+    return AccountSpec(f"{HELD_PREFIX}{player_id}:{currency}", currency, Side.CREDIT, min_balance=0)
 
 
 def house(currency: str, chain: int = 1) -> AccountSpec:

@@ -8,9 +8,10 @@ summing to zero per currency in every transaction) and the stored running balanc
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from enum import StrEnum
+from typing import Any, Final
 
 from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
@@ -22,13 +23,57 @@ from ledger.schema import GENESIS_HASH, accounts, chain_head, entries, transacti
 BATCH = 1000
 
 
+class LedgerCheck(StrEnum):
+    """The verifier's three checks: every problem it reports belongs to exactly one."""
+
+    HASH_CHAIN = "hash_chain"
+    TRIAL_BALANCE = "trial_balance"
+    STORED_BALANCES = "stored_balances"
+
+
+class ProblemCode(StrEnum):
+    """Every code the verifier reports: a report's reader groups them with `CHECK_OF`."""
+
+    SEQ_GAP = "seq_gap"
+    PREV_HASH_MISMATCH = "prev_hash_mismatch"
+    HASH_MISMATCH = "hash_mismatch"
+    HEAD_MISMATCH = "head_mismatch"
+    HEAD_MISSING = "head_missing"
+    UNBALANCED = "unbalanced"
+    NO_ENTRIES = "no_entries"
+    CURRENCY_MISMATCH = "currency_mismatch"
+    ORPHAN_ENTRIES = "orphan_entries"
+    BALANCE_MISMATCH = "balance_mismatch"
+    LIMIT_BREACHED = "limit_breached"
+
+
+CHECK_OF: Final[Mapping[ProblemCode, LedgerCheck]] = {
+    ProblemCode.SEQ_GAP: LedgerCheck.HASH_CHAIN,
+    ProblemCode.PREV_HASH_MISMATCH: LedgerCheck.HASH_CHAIN,
+    ProblemCode.HASH_MISMATCH: LedgerCheck.HASH_CHAIN,
+    ProblemCode.HEAD_MISMATCH: LedgerCheck.HASH_CHAIN,
+    ProblemCode.HEAD_MISSING: LedgerCheck.HASH_CHAIN,
+    ProblemCode.UNBALANCED: LedgerCheck.TRIAL_BALANCE,
+    ProblemCode.NO_ENTRIES: LedgerCheck.TRIAL_BALANCE,
+    ProblemCode.CURRENCY_MISMATCH: LedgerCheck.TRIAL_BALANCE,
+    ProblemCode.ORPHAN_ENTRIES: LedgerCheck.TRIAL_BALANCE,
+    ProblemCode.BALANCE_MISMATCH: LedgerCheck.STORED_BALANCES,
+    ProblemCode.LIMIT_BREACHED: LedgerCheck.STORED_BALANCES,
+}
+
+
+def codes_of(check: LedgerCheck) -> frozenset[ProblemCode]:
+    """The problem codes one check reports."""
+    return frozenset(code for code, owner in CHECK_OF.items() if owner == check)
+
+
 @dataclass(frozen=True, slots=True)
 class LedgerProblem:
     """One discrepancy: which table, which row (id), what kind of problem, in words."""
 
     table: str
     row_id: int | None
-    code: str
+    code: ProblemCode
     detail: str
     seq: int | None = None
 
@@ -96,7 +141,9 @@ def verify_ledger(
     )
     walk = _ChainWalk({head.chain: head for head in heads}, problems)
     if not heads:
-        problems.append(LedgerProblem("ledger_chain_head", None, "head_missing", "no chain head"))
+        problems.append(
+            LedgerProblem("ledger_chain_head", None, ProblemCode.HEAD_MISSING, "no chain head")
+        )
     checked, entries_checked = _check_transactions(
         connection, walk, trial_balance, problems, on_progress
     )
@@ -132,7 +179,9 @@ def _check_transactions(
         where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": int(txn["seq"])}
         if not legs:
             problems.append(
-                LedgerProblem(code="no_entries", detail="transaction has no entries", **where)
+                LedgerProblem(
+                    code=ProblemCode.NO_ENTRIES, detail="transaction has no entries", **where
+                )
             )
         sums: dict[str, int] = defaultdict(int)
         for _, currency, amount, account_currency in legs:
@@ -141,7 +190,7 @@ def _check_transactions(
             if currency != account_currency:
                 problems.append(
                     LedgerProblem(
-                        code="currency_mismatch",
+                        code=ProblemCode.CURRENCY_MISMATCH,
                         detail=f"an entry in {currency} posts to an account in {account_currency}",
                         **where,
                     )
@@ -150,7 +199,7 @@ def _check_transactions(
         if unbalanced:
             problems.append(
                 LedgerProblem(
-                    code="unbalanced",
+                    code=ProblemCode.UNBALANCED,
                     detail=f"entries do not sum to zero: {unbalanced}",
                     **where,
                 )
@@ -173,7 +222,7 @@ def _check_orphan_entries(connection: Connection, problems: list[LedgerProblem])
             LedgerProblem(
                 "ledger_entries",
                 None,
-                "orphan_entries",
+                ProblemCode.ORPHAN_ENTRIES,
                 f"{orphans} entries belong to no transaction",
             )
         )
@@ -210,7 +259,7 @@ def _check_accounts(connection: Connection, problems: list[LedgerProblem]) -> in
                 LedgerProblem(
                     "ledger_accounts",
                     row.id,
-                    "balance_mismatch",
+                    ProblemCode.BALANCE_MISMATCH,
                     f"{row.code}: stored balance {row.balance} but its entries sum to {expected}",
                 )
             )
@@ -219,7 +268,7 @@ def _check_accounts(connection: Connection, problems: list[LedgerProblem]) -> in
                 LedgerProblem(
                     "ledger_accounts",
                     row.id,
-                    "limit_breached",
+                    ProblemCode.LIMIT_BREACHED,
                     f"{row.code}: balance {row.balance} is below its minimum {row.min_balance}",
                 )
             )
@@ -306,14 +355,17 @@ class _ChainWalk:
             if chain not in self._heads:
                 self._fail(
                     LedgerProblem(
-                        "ledger_chain_head", chain, "head_missing", f"chain {chain} has no head"
+                        "ledger_chain_head",
+                        chain,
+                        ProblemCode.HEAD_MISSING,
+                        f"chain {chain} has no head",
                     )
                 )
         where = {"table": "ledger_transactions", "row_id": txn["id"], "seq": seq}
         if self._seq is not None and not follows(chain, self._seq, seq):
             self._fail(
                 LedgerProblem(
-                    code="seq_gap",
+                    code=ProblemCode.SEQ_GAP,
                     detail=f"chain {chain}: expected seq {next_seq(chain, self._seq)} after "
                     f"{self._seq}, found {seq}: transactions are missing or were inserted",
                     **where,
@@ -322,7 +374,7 @@ class _ChainWalk:
         if txn["prev_hash"] != self._hash:
             self._fail(
                 LedgerProblem(
-                    code="prev_hash_mismatch",
+                    code=ProblemCode.PREV_HASH_MISMATCH,
                     detail="prev_hash does not match the hash of the preceding transaction "
                     f"of chain {chain}",
                     **where,
@@ -341,7 +393,7 @@ class _ChainWalk:
         if recomputed != txn["hash"]:
             self._fail(
                 LedgerProblem(
-                    code="hash_mismatch",
+                    code=ProblemCode.HASH_MISMATCH,
                     detail="stored hash does not match the transaction's content: "
                     "it or its entries were altered",
                     **where,
@@ -358,7 +410,7 @@ class _ChainWalk:
                     LedgerProblem(
                         "ledger_chain_head",
                         head.chain,
-                        "head_mismatch",
+                        ProblemCode.HEAD_MISMATCH,
                         f"chain {head.chain}'s head names seq {head.seq} but the chain has no "
                         "transaction left: they were deleted or the head altered",
                         seq=head.seq,
@@ -373,7 +425,7 @@ class _ChainWalk:
             LedgerProblem(
                 "ledger_chain_head",
                 head.chain,
-                "head_mismatch",
+                ProblemCode.HEAD_MISMATCH,
                 f"chain {head.chain}'s head is seq {head.seq} but its last transaction is seq "
                 f"{self._seq}: transactions were deleted or the head altered",
                 seq=head.seq,

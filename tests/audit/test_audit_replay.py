@@ -10,8 +10,9 @@ from freezegun import freeze_time
 from api.cli import main
 from api.db.database import Database
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import audit_hands
-from api.domain.audit.ledger import audit_ledger
+from api.domain.audit.batch import audit_hands
+from api.domain.audit.integrity import audit_ledger
+from api.domain.audit.results import HeldByCurrency
 from tests.audit.support import (
     Caller,
     execute,
@@ -42,20 +43,15 @@ def test_clean_period_replays_every_hand_and_matches(database: Database) -> None
     with read_snapshot(database.engine) as connection:
         result = audit_hands(connection)
         ledger = audit_ledger(connection)
-    assert result.ok, result.as_dict()
+    assert result.ok, result.mismatches
     assert result.hands_checked >= 33
     assert result.awaiting_decision == 1
-    assert ledger.ok, ledger.as_dict()
-    held = ledger.as_dict()["held_for_unsettled_hands"]["by_currency"]
-    assert held == [
-        {
-            "currency": "USD",
-            "held": 1000,
-            "unsettled_stakes": 1000,
-            "unsettled_hands": 1,
-            "ok": True,
-        }
-    ]
+    assert ledger.ok, ledger
+    held = ledger.held_for_unsettled_hands
+    assert held.ok
+    assert held.by_currency == (
+        HeldByCurrency("USD", held=1000, unsettled_stakes=1000, unsettled_hands=1),
+    )
 
 
 @pytest.mark.usefixtures("played")

@@ -13,8 +13,8 @@ from api.cli import main
 from api.db.database import Database
 from api.db.models import CasinoTable, SeedPair, hands_table
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import audit_hands
-from api.domain.audit.ledger import audit_ledger
+from api.domain.audit.batch import audit_hands
+from api.domain.audit.integrity import audit_ledger
 from api.domain.tables import service as tables
 from ledger.schema import transactions
 from tests.audit.support import (
@@ -115,7 +115,7 @@ def test_nonce_continuity_names_each_gap_of_a_seed_pair(
             select(SeedPair.next_nonce).where(SeedPair.id == pair_id)
         ).scalar_one()
         audit = audit_ledger(connection)
-    problems = [p for p in audit.problems if p.code.startswith("nonce")]
+    problems = audit.nonce_continuity.problems
     assert [(p.table, p.row_id, p.code) for p in problems] == [
         ("seed_pairs", pair_id, "nonce_gap"),
         ("seed_pairs", pair_id, "nonce_gap"),

@@ -10,7 +10,7 @@ from api.cli import main
 from api.db.database import Database
 from api.db.models import HandRecord
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import audit_hands
+from api.domain.audit.batch import audit_hands
 from api.domain.cashier import service as cashier
 from api.domain.hands.unfinished import resolve_abandoned, unfinished_hands
 from ledger.posting import balance

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine
 
 from api.db.database import Database
-from api.domain.audit.hands import count_hands
+from api.domain.audit.reads import count_hands
 from benchmarks.audit_bench import HandFactory
 from benchmarks.audit_once import audit_first_hands
 from benchmarks.instructions import ROOT, count_audit, count_instructions, per_unit, prepared

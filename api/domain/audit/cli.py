@@ -12,7 +12,7 @@ hands; the ledger checks run here. A period of at most one chunk is replayed in 
 import argparse
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
 from typing import Any
@@ -39,12 +39,15 @@ from api.cli.common import (
 )
 from api.db.database import Database
 from api.db.snapshot import read_snapshot
-from api.domain.audit.hands import count_hands
-from api.domain.audit.ledger import PeriodAudit, audit_period
+from api.domain.audit.integrity import audit_period
 from api.domain.audit.parallel import CHUNK
+from api.domain.audit.reads import count_hands
+from api.domain.audit.results import CasinoProblem, PeriodAudit
+from api.domain.audit.schemas import PeriodAuditReport
 from api.domain.reports.gaming_day import day_start
 from api.settings import get_settings
 from ledger.schema import transactions
+from ledger.verify import LedgerProblem
 
 
 def register(subparsers: Subparsers) -> None:
@@ -125,25 +128,33 @@ def _audit(args: argparse.Namespace) -> int:
     finally:
         database.dispose()
     if args.json:
-        print_json(result.as_dict())
+        report = PeriodAuditReport.model_validate(result, from_attributes=True)
+        print_json(report.model_dump(mode="json", exclude_unset=True))
     else:
         _print_summary(result)
     return EXIT_OK if result.ok else EXIT_PROBLEM
 
 
 def _print_summary(result: PeriodAudit) -> None:
+    out = sys.stdout.write
+    start, end = result.period.start, result.period.end
+    out(
+        f"hands {start.isoformat() if start else 'the beginning'} to "
+        f"{end.isoformat() if end else 'now'} (UTC, by created_at)\n"
+    )
+    _print_hands(result)
+    _print_ledger(result)
+    out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
+
+
+def _print_hands(result: PeriodAudit) -> None:
     hands = result.hands
     out = sys.stdout.write
-    span = (
-        f"{result.start.isoformat() if result.start else 'the beginning'} to "
-        f"{result.end.isoformat() if result.end else 'now'} (UTC, by created_at)"
-    )
-    out(f"hands {span}\n")
     out(
         f"  {hands.hands_checked} replayed ({hands.settled} settled, "
         f"{hands.awaiting_decision} awaiting a decision) in {hands.seconds:.2f} s "
         f"({hands.hands_per_second:,.0f} hands/s, {_processes(hands.jobs)}): "
-        f"{len(hands.mismatches)} mismatched\n"
+        f"{hands.mismatched} mismatched\n"
     )
     for mismatch in hands.mismatches:
         details = "; ".join(
@@ -152,45 +163,52 @@ def _print_summary(result: PeriodAudit) -> None:
             for d in mismatch.differences
         )
         out(f"  MISMATCH hand {mismatch.hand_id}: {details}\n")
-    ledger = result.ledger.as_dict()
+
+
+def _print_ledger(result: PeriodAudit) -> None:
+    ledger = result.ledger
+    out = sys.stdout.write
     out("ledger\n")
     out(
-        f"  {ledger['hash_chain']['transactions_checked']} transactions, "
-        f"{ledger['trial_balance']['entries_checked']} entries, "
-        f"{ledger['stored_balances']['accounts_checked']} accounts\n"
+        f"  {ledger.hash_chain.transactions_checked} transactions, "
+        f"{ledger.trial_balance.entries_checked} entries, "
+        f"{ledger.stored_balances.accounts_checked} accounts\n"
     )
-    for name in (
-        "hash_chain",
-        "trial_balance",
-        "stored_balances",
-        "held_for_unsettled_hands",
-        "hand_references",
-        "nonce_continuity",
-    ):
-        section = ledger[name]
-        out(f"  {name.replace('_', ' ')}: {'ok' if section['ok'] else 'FAILED'}\n")
-        for problem in section["problems"]:
+    sections: tuple[tuple[str, bool, Sequence[LedgerProblem | CasinoProblem]], ...] = (
+        ("hash chain", ledger.hash_chain.ok, ledger.hash_chain.problems),
+        ("trial balance", ledger.trial_balance.ok, ledger.trial_balance.problems),
+        ("stored balances", ledger.stored_balances.ok, ledger.stored_balances.problems),
+        (
+            "held for unsettled hands",
+            ledger.held_for_unsettled_hands.ok,
+            ledger.held_for_unsettled_hands.problems,
+        ),
+        ("hand references", ledger.hand_references.ok, ledger.hand_references.problems),
+        ("nonce continuity", ledger.nonce_continuity.ok, ledger.nonce_continuity.problems),
+    )
+    for name, ok, problems in sections:
+        out(f"  {name}: {'ok' if ok else 'FAILED'}\n")
+        for problem in problems:
             out(_problem_line(problem))
-    for problem in ledger["other_problems"]:
-        out(_problem_line(problem))
-    for held in ledger["held_for_unsettled_hands"]["by_currency"]:
+    for other in ledger.other_problems:
+        out(_problem_line(other))
+    for held in ledger.held_for_unsettled_hands.by_currency:
         out(
-            f"  held {held['currency']}: {held['held']} for {held['unsettled_hands']} "
-            f"unsettled hands staking {held['unsettled_stakes']}\n"
+            f"  held {held.currency}: {held.held} for {held.unsettled_hands} "
+            f"unsettled hands staking {held.unsettled_stakes}\n"
         )
     out("  chain heads (file them outside the database; the next audit must still contain them):\n")
-    for head in ledger["hash_chain"]["heads"]:
-        out(f"    chain {head['chain']}: seq {head['seq']} hash {head['hash']}\n")
-    out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
+    for head in ledger.hash_chain.heads:
+        out(f"    chain {head.chain}: seq {head.seq} hash {head.hash}\n")
 
 
 def _processes(jobs: int) -> str:
     return "in process" if jobs == 1 else f"{jobs} processes"
 
 
-def _problem_line(problem: dict[str, Any]) -> str:
-    seq = f" (seq {problem['seq']})" if problem.get("seq") is not None else ""
+def _problem_line(problem: LedgerProblem | CasinoProblem) -> str:
+    seq = problem.seq if isinstance(problem, LedgerProblem) else None
+    shown = f" (seq {seq})" if seq is not None else ""
     return (
-        f"  PROBLEM {problem['table']} row {problem['row_id']}{seq}: "
-        f"{problem['code']}: {problem['detail']}\n"
+        f"  PROBLEM {problem.table} row {problem.row_id}{shown}: {problem.code}: {problem.detail}\n"
     )

@@ -38,7 +38,9 @@ from sqlalchemy.engine import URL
 
 from api.db.models import hands_table
 from api.db.snapshot import export_snapshot, read_snapshot
-from api.domain.audit.hands import BATCH, HandAuditResult, audit_hands, in_range
+from api.domain.audit.batch import audit_hands
+from api.domain.audit.reads import BATCH, in_range
+from api.domain.audit.results import HandAuditResult
 from ledger.database import make_engine
 
 # Hands per chunk: two batches, so a chunk amortises its snapshot and first reads, while a
@@ -116,9 +118,9 @@ def audit_hands_parallel(
         Chunk(start, end, after, through, min(batch, chunk), snapshot)
         for after, through in id_ranges(span, chunk)
     ]
-    result = _run_pool(connection, chunks, min(jobs, len(chunks)), on_progress)
-    result.seconds = time.perf_counter() - began
-    return result
+    workers = min(jobs, len(chunks))
+    results = _run_pool(connection, chunks, workers, on_progress)
+    return HandAuditResult.folded(results, seconds=time.perf_counter() - began, jobs=workers)
 
 
 def _shareable(url: URL) -> bool:
@@ -131,9 +133,9 @@ def _run_pool(
     chunks: Sequence[Chunk],
     jobs: int,
     on_progress: Callable[[int], None] | None,
-) -> HandAuditResult:
+) -> list[HandAuditResult]:
     """Replay the chunks in a pool of `jobs` processes (and here, while waiting for them);
-    results folded in chunk (id) order.
+    their results in chunk (id) order, whoever audited each and whenever it finished.
 
     The URL (which may hold a password) goes to the workers through the pool's pipe, never
     on a command line, in a log line or in an error message.
@@ -151,10 +153,7 @@ def _run_pool(
     finally:
         # On an error (or Ctrl-C) the chunks not started are dropped rather than run.
         pool.shutdown(wait=True, cancel_futures=True)
-    merged = HandAuditResult(jobs=jobs)
-    for index in range(len(chunks)):
-        merged.absorb(results[index])
-    return merged
+    return [results[index] for index in range(len(chunks))]
 
 
 def _audit_here_while_waiting(

@@ -1,13 +1,24 @@
-"""Response bodies of the audit and report endpoints (auditor and operator back offices)."""
+"""The audit's bodies: the endpoints' responses and the command line's `--json` document.
+
+Each is built from the typed results of `api.domain.audit.results` (`from_attributes`): one
+representation of each result, presented two ways. The API shows every field; the command
+line's document (`model_dump(mode="json", exclude_unset=True)`) leaves out what a result
+does not carry: a casino problem's `seq` and a difference's empty `transaction_ids`, which
+the API shows as null.
+
+Imports no service code (only pydantic, the engine and other schemas), so that a command
+can present an engine's hand (`DerivedHand.of`) without loading the database layers.
+"""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, field_serializer, model_validator
 
 from api.domain.hands.schemas import HandView, WarView
 from api.domain.tables.schemas import Rules
 from api.http.schemas import ResponseBody
+from casino.hand import Hand
 
 # Audit of one hand
 
@@ -17,6 +28,18 @@ class AuditDifference(ResponseBody):
     recorded: Any = Field(description="What the hand record or the ledger holds.")
     derived: Any = Field(description="What the replay from seeds and recorded rules says.")
     transaction_ids: list[int] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _transactions_only_when_named(cls, difference: Any) -> Any:
+        """A difference about no ledger transaction leaves `transaction_ids` unset."""
+        if isinstance(difference, dict) or difference.transaction_ids:
+            return difference
+        return {
+            "field": difference.field,
+            "recorded": difference.recorded,
+            "derived": difference.derived,
+        }
 
 
 class AuditSeeds(ResponseBody):
@@ -45,6 +68,32 @@ class DerivedHand(ResponseBody):
     main_net: int | None
     tie_net: int
     net: int | None
+
+    @classmethod
+    def of(cls, hand: Hand) -> Self:
+        """The engine's hand as the audit shows it."""
+        war = hand.war
+        return cls(
+            status=hand.status.value,
+            cards=list(hand.cards),
+            player_card=hand.player_card,
+            dealer_card=hand.dealer_card,
+            war=None
+            if war is None
+            else WarView(
+                burned=list(war.burned), player_card=war.player_card, dealer_card=war.dealer_card
+            ),
+            decision=hand.decision.value if hand.decision is not None else None,
+            outcome=hand.outcome.value if hand.outcome is not None else None,
+            bet=hand.bet,
+            tie_bet=hand.tie_bet,
+            raise_amount=hand.raise_amount,
+            total_staked=hand.total_staked,
+            total_returned=hand.total_returned,
+            main_net=hand.main_net,
+            tie_net=hand.tie_net,
+            net=hand.net,
+        )
 
 
 class LedgerEntryView(ResponseBody):
@@ -180,3 +229,50 @@ class LedgerIntegrity(ResponseBody):
     hand_references: ReferencesSection
     nonce_continuity: NonceSection
     other_problems: list[IntegrityProblem]
+
+
+# The command line's period audit
+
+
+class HandMismatchBody(ResponseBody):
+    hand_id: int
+    differences: list[AuditDifference]
+
+
+class HandReplay(ResponseBody):
+    ok: bool
+    hands_checked: int
+    settled: int
+    awaiting_decision: int
+    mismatched: int
+    seconds: float
+    hands_per_second: float
+    jobs: int = Field(description="Processes that replayed the hands (1: in process).")
+    mismatches: list[HandMismatchBody]
+
+    @field_serializer("seconds")
+    def _milliseconds(self, seconds: float) -> float:
+        return round(seconds, 3)
+
+    @field_serializer("hands_per_second")
+    def _whole(self, rate: float) -> int:
+        return round(rate)
+
+
+class AuditRange(ResponseBody):
+    start: datetime | None
+    end: datetime | None
+    by: Literal["created_at"]
+
+    @field_serializer("start", "end")
+    def _iso(self, moment: datetime | None) -> str | None:
+        return moment.isoformat() if moment is not None else None
+
+
+class PeriodAuditReport(ResponseBody):
+    """`casino-war audit --json`."""
+
+    ok: bool
+    range: AuditRange = Field(validation_alias="period")
+    hands: HandReplay
+    ledger: LedgerIntegrity

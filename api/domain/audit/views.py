@@ -1,4 +1,8 @@
-"""The audit endpoints' bodies, assembled from the replay (`audit`) and integrity checks."""
+"""The audit endpoints' bodies, built from the replay's and the integrity checks' results.
+
+A tampered hand row must give a mismatch, never a server error: a record that no longer fits
+the response schema is shown as null, with differences naming the fields that do not fit.
+"""
 
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -7,8 +11,8 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from api.db.models import HandRecord, SeedPair
-from api.domain.audit.hands import Replayer, audit_one_hand
-from api.domain.audit.ledger import audit_ledger
+from api.domain.audit.batch import audit_one_hand
+from api.domain.audit.integrity import audit_ledger
 from api.domain.audit.schemas import (
     AuditDifference,
     AuditSeeds,
@@ -25,39 +29,7 @@ from api.domain.hands.ledger import reference
 from api.domain.hands.schemas import HandView, WarView
 from api.domain.tables.schemas import Rules
 from api.errors import NotFound
-from casino.hand import Hand
 from ledger.posting import transactions_for_reference
-
-
-def _derived(hand: Hand) -> DerivedHand:
-    war = (
-        WarView(
-            burned=list(hand.war.burned),
-            player_card=hand.war.player_card,
-            dealer_card=hand.war.dealer_card,
-        )
-        if hand.war is not None
-        else None
-    )
-    body: dict[str, Any] = {
-        "status": hand.status.value,
-        "cards": list(hand.cards),
-        "player_card": hand.player_card,
-        "dealer_card": hand.dealer_card,
-        "war": war,
-        "decision": hand.decision.value if hand.decision is not None else None,
-        "outcome": hand.outcome.value if hand.outcome is not None else None,
-        "bet": hand.bet,
-        "tie_bet": hand.tie_bet,
-        "raise": hand.raise_amount,
-        "total_staked": hand.total_staked,
-        "total_returned": hand.total_returned,
-        "main_net": hand.main_net,
-        "tie_net": hand.tie_net,
-        "net": hand.net,
-    }
-    return DerivedHand.model_validate(body)
-
 
 T = TypeVar("T")
 
@@ -139,7 +111,9 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
         raise NotFound("hand")
     record = session.get_one(HandRecord, hand_id)
     pair = session.get(SeedPair, record.seed_pair_id)
-    differences = [AuditDifference.model_validate(d.as_dict()) for d in audit.differences]
+    differences = [
+        AuditDifference.model_validate(d, from_attributes=True) for d in audit.differences
+    ]
     view = (
         _fitting(
             lambda: HandView.model_validate(hand_details(record, pair, reveal=True)), differences
@@ -158,11 +132,11 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
             client_seed=pair.client_seed,
             nonce=record.nonce,
             revealed_at=pair.revealed_at,
-            commitment_ok=Replayer().commitment_ok(audit.row),
+            commitment_ok=audit.commitment_ok,
         )
         if pair is not None
         else None,
-        derived=_derived(audit.derived) if audit.derived is not None else None,
+        derived=DerivedHand.of(audit.derived) if audit.derived is not None else None,
         ledger_transactions=[
             LedgerTransactionView(
                 id=txn.id,
@@ -185,4 +159,4 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
 
 
 def ledger_integrity(session: Session) -> LedgerIntegrity:
-    return LedgerIntegrity.model_validate(audit_ledger(session).as_dict())
+    return LedgerIntegrity.model_validate(audit_ledger(session), from_attributes=True)
