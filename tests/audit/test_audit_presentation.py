@@ -13,7 +13,7 @@ from api.domain.audit.schemas import AuditDifference, DerivedHand
 from casino.fairness import HandSeeds
 from casino.hand import Action, HandStatus, deal, play
 from casino.rules import GameRules
-from ledger.verify import CHECK_OF, LedgerCheck, LedgerProblem, LedgerReport, ProblemCode
+from ledger.report import CHECK_OF, LedgerCheck, LedgerProblem, LedgerReport, ProblemCode
 
 SERVER_SEED = "ab" * 32
 

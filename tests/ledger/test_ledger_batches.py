@@ -15,7 +15,8 @@ from ledger import chart
 from ledger.errors import IdempotencyConflict, InvalidTransaction, LimitExceeded
 from ledger.model import Side, TransactionRequest, Transfer
 from ledger.posting import balances, open_account, post, post_all
-from ledger.verify import ChainHead, verify_ledger
+from ledger.report import ChainHead
+from ledger.verify import verify_ledger
 
 WALLET = chart.wallet("p1", "USD").code
 HELD = chart.held("p1", "USD").code

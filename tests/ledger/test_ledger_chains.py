@@ -19,8 +19,9 @@ from ledger.chains import CHAINS, chain_for, follows, next_seq
 from ledger.errors import InvalidTransaction
 from ledger.model import PostedTransaction, TransactionRequest, Transfer
 from ledger.posting import balances, open_account, post, reverse
+from ledger.report import ChainHead
 from ledger.schema import GENESIS_HASH
-from ledger.verify import ChainHead, verify_ledger
+from ledger.verify import verify_ledger
 from tests.ledger.tampering import drop_ledger_triggers
 
 CASHIER = chart.cashier("USD")

@@ -35,8 +35,9 @@ from ledger.posting import (
     reverse,
     transactions_for_reference,
 )
+from ledger.report import ChainHead
 from ledger.schema import GENESIS_HASH
-from ledger.verify import ChainHead, verify_ledger
+from ledger.verify import verify_ledger
 
 WALLET = chart.wallet("p1", "USD").code
 HELD = chart.held("p1", "USD").code

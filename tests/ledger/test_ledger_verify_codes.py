@@ -1,7 +1,7 @@
 """The verifier owns its problem codes, each belonging to one of its checks, so that a report
 can group them by check and a new code cannot go unnoticed."""
 
-from ledger.verify import CHECK_OF, LedgerCheck, ProblemCode, codes_of
+from ledger.report import CHECK_OF, LedgerCheck, ProblemCode, codes_of
 
 
 def test_every_problem_code_belongs_to_a_check() -> None:

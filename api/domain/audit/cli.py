@@ -46,8 +46,8 @@ from api.domain.audit.results import CasinoProblem, PeriodAudit
 from api.domain.audit.schemas import PeriodAuditReport
 from api.domain.reports.gaming_day import day_start
 from api.settings import get_settings
+from ledger.report import LedgerProblem
 from ledger.schema import transactions
-from ledger.verify import LedgerProblem
 
 
 def register(subparsers: Subparsers) -> None:

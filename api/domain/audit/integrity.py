@@ -49,8 +49,9 @@ from api.domain.audit.results import (
 from api.domain.hands.ledger import HAND_KINDS, REFERENCE_PREFIX
 from casino.hand import HandStatus
 from ledger import chart
+from ledger.report import CHECK_OF, LedgerCheck, LedgerProblem, LedgerReport
 from ledger.schema import accounts, transactions
-from ledger.verify import CHECK_OF, LedgerCheck, LedgerProblem, LedgerReport, verify_ledger
+from ledger.verify import verify_ledger
 
 
 @dataclass(frozen=True, slots=True)

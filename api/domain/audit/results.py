@@ -15,7 +15,7 @@ from typing import Any
 from api.domain.audit.reads import HandRow
 from api.domain.hands.ledger import LedgerTxn
 from casino.hand import Hand
-from ledger.verify import ChainHead, LedgerProblem
+from ledger.report import ChainHead, LedgerProblem
 
 # The replay
 
