@@ -7,6 +7,7 @@ calling the same functions again.
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from casino.cards import compare
 from casino.errors import HandNotAwaitingDecision, SurrenderNotAllowed
@@ -169,3 +170,32 @@ def play(rules: GameRules, seeds: HandSeeds, bet: int, tie_bet: int, action: Act
 
 def _shoe(rules: GameRules) -> tuple[str, ...]:
     return ordered_shoe(rules.decks, rules.jokers_per_deck)
+
+
+def summary(hand: Hand) -> dict[str, Any]:
+    """The hand in plain values, one name each: what `casino-war verify --json` prints and
+    the audit shows as the hand its replay derives."""
+    war = hand.war
+    return {
+        "status": hand.status.value,
+        "cards": list(hand.cards),
+        "player_card": hand.player_card,
+        "dealer_card": hand.dealer_card,
+        "war": None
+        if war is None
+        else {
+            "burned": list(war.burned),
+            "player_card": war.player_card,
+            "dealer_card": war.dealer_card,
+        },
+        "decision": None if hand.decision is None else hand.decision.value,
+        "outcome": None if hand.outcome is None else hand.outcome.value,
+        "bet": hand.bet,
+        "tie_bet": hand.tie_bet,
+        "raise": hand.raise_amount,
+        "total_staked": hand.total_staked,
+        "total_returned": hand.total_returned,
+        "main_net": hand.main_net,
+        "tie_net": hand.tie_net,
+        "net": hand.net,
+    }

@@ -31,7 +31,7 @@ from api.cli.common import (
     rules_from_args,
 )
 from casino.fairness import HandSeeds, server_seed_hash
-from casino.hand import Action, Hand, play
+from casino.hand import Action, Hand, play, summary
 from casino.odds import Odds, exact_odds
 from casino.rules import GameRules
 from casino.simulate import CONFIDENCE, Estimate, ProgressCallback, SimulationResult, simulate
@@ -287,7 +287,6 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _hand_document(hand: Hand, computed_hash: str, matches: bool | None) -> dict[str, Any]:
-    war = hand.war
     return {
         "server_seed": hand.seeds.server_seed,
         "server_seed_hash": computed_hash,
@@ -295,26 +294,7 @@ def _hand_document(hand: Hand, computed_hash: str, matches: bool | None) -> dict
         "client_seed": hand.seeds.client_seed,
         "nonce": hand.seeds.nonce,
         "rules": asdict(hand.rules),
-        "bet": hand.bet,
-        "tie_bet": hand.tie_bet,
-        "status": hand.status.value,
-        "cards": list(hand.cards),
-        "player_card": hand.player_card,
-        "dealer_card": hand.dealer_card,
-        "decision": None if hand.decision is None else hand.decision.value,
-        "war": None
-        if war is None
-        else {
-            "burned": list(war.burned),
-            "player_card": war.player_card,
-            "dealer_card": war.dealer_card,
-        },
-        "outcome": None if hand.outcome is None else hand.outcome.value,
-        "main_net": hand.main_net,
-        "tie_net": hand.tie_net,
-        "net": hand.net,
-        "total_staked": hand.total_staked,
-        "total_returned": hand.total_returned,
+        **summary(hand),
     }
 
 

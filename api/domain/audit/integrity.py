@@ -20,11 +20,9 @@ from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Connection,
-    String,
     case,
     cast,
     func,
-    literal,
     select,
 )
 from sqlalchemy.orm import Session
@@ -46,7 +44,7 @@ from api.domain.audit.results import (
     StoredBalancesCheck,
     TrialBalanceCheck,
 )
-from api.domain.hands.ledger import HAND_KINDS, REFERENCE_PREFIX
+from api.domain.hands.ledger import HAND_KINDS, HAND_REFERENCE, REFERENCE_PREFIX
 from casino.hand import HandStatus
 from ledger import chart
 from ledger.report import CHECK_OF, LedgerCheck, LedgerProblem, LedgerReport
@@ -131,13 +129,12 @@ def check_hand_references(connection: Connection) -> ReferencesCheck:
     else:
         hand_id = cast(suffix, BigInteger)
     h = hands_table.c
-    own_reference = literal(REFERENCE_PREFIX, String) + cast(h.id, String)
     rows = connection.execute(
         select(t.id, t.seq, t.kind, t.reference)
         .select_from(transactions.outerjoin(hands_table, h.id == hand_id))
         .where(
             t.kind.in_(HAND_KINDS),
-            (h.id.is_(None)) | (t.reference.is_(None)) | (t.reference != own_reference),
+            (h.id.is_(None)) | (t.reference.is_(None)) | (t.reference != HAND_REFERENCE),
         )
         .order_by(t.seq)
     ).all()

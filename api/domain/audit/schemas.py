@@ -18,7 +18,7 @@ from pydantic import Field, field_serializer, model_validator
 from api.domain.hands.schemas import HandView, WarView
 from api.domain.tables.schemas import Rules
 from api.http.schemas import ResponseBody
-from casino.hand import Hand
+from casino.hand import Hand, summary
 
 # Audit of one hand
 
@@ -72,28 +72,7 @@ class DerivedHand(ResponseBody):
     @classmethod
     def of(cls, hand: Hand) -> Self:
         """The engine's hand as the audit shows it."""
-        war = hand.war
-        return cls(
-            status=hand.status.value,
-            cards=list(hand.cards),
-            player_card=hand.player_card,
-            dealer_card=hand.dealer_card,
-            war=None
-            if war is None
-            else WarView(
-                burned=list(war.burned), player_card=war.player_card, dealer_card=war.dealer_card
-            ),
-            decision=hand.decision.value if hand.decision is not None else None,
-            outcome=hand.outcome.value if hand.outcome is not None else None,
-            bet=hand.bet,
-            tie_bet=hand.tie_bet,
-            raise_amount=hand.raise_amount,
-            total_staked=hand.total_staked,
-            total_returned=hand.total_returned,
-            main_net=hand.main_net,
-            tie_net=hand.tie_net,
-            net=hand.net,
-        )
+        return cls.model_validate(summary(hand))
 
 
 class LedgerEntryView(ResponseBody):

@@ -24,9 +24,9 @@ from api.domain.audit.schemas import (
     LedgerIntegrity,
     LedgerTransactionView,
 )
-from api.domain.hands.details import hand_details
+from api.domain.hands.details import hand_details, war_cards
 from api.domain.hands.ledger import reference
-from api.domain.hands.schemas import HandView, WarView
+from api.domain.hands.schemas import HandView
 from api.domain.tables.schemas import Rules
 from api.errors import NotFound
 from ledger.posting import transactions_for_reference
@@ -70,16 +70,6 @@ def _fitting(build: Callable[[], T], differences: list[AuditDifference]) -> T | 
         return None
 
 
-def _war(record: HandRecord) -> WarView | None:
-    if record.war_player_card is None or record.war_dealer_card is None:
-        return None
-    return WarView(
-        burned=list(record.war_burned or []),
-        player_card=record.war_player_card,
-        dealer_card=record.war_dealer_card,
-    )
-
-
 def _recall(record: HandRecord) -> GameRecall:
     return GameRecall.model_validate(
         {
@@ -93,7 +83,7 @@ def _recall(record: HandRecord) -> GameRecall:
             "decision": record.decision,
             "decided_by": record.decided_by,
             "first_deal": FirstDeal(player_card=record.player_card, dealer_card=record.dealer_card),
-            "war": _war(record),
+            "war": war_cards(record),
             "outcome": record.outcome,
             "rules": Rules.model_validate(record.rules),
         }

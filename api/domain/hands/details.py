@@ -3,11 +3,9 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from api.db.models import HandRecord, SeedPair
-
-DecidedBy = Literal["player", "timeout"]
 
 
 @dataclass(frozen=True, slots=True)

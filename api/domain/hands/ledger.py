@@ -170,8 +170,9 @@ def fetch_hand_ledger(
 
 # 'hand:<id>' computed in SQL, so a batch of hands is joined to its ledger transactions
 # through the reference index without sending the references themselves.
-_HAND_REFERENCE = literal(REFERENCE_PREFIX) + cast(hands_table.c.id, String)
-_HANDS_TO_TRANSACTIONS = hands_table.join(transactions, transactions.c.reference == _HAND_REFERENCE)
+HAND_REFERENCE = literal(REFERENCE_PREFIX, String) + cast(hands_table.c.id, String)
+"""A hand row's `reference()`, as SQL: what its ledger transactions must carry."""
+_HANDS_TO_TRANSACTIONS = hands_table.join(transactions, transactions.c.reference == HAND_REFERENCE)
 
 
 def fetch_ledger_of_hands(

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.domain.hands.details import DecidedBy
+from api.domain.hands.decisions import DecidedBy
 from api.domain.tables.schemas import Rules
 from api.http.schemas import Amount, Currency, Id, PositiveAmount, RequestBody, ResponseBody
 from casino.hand import Action, HandStatus, Outcome

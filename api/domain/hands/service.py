@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 from api.db.memo import Memo, memo
 from api.db.models import HandRecord, SeedPair
 from api.domain.hands import postings, store
-from api.domain.hands.details import DecidedBy, Fairness, HandDetails, WarCards, hand_details
+from api.domain.hands.decisions import DecidedBy
+from api.domain.hands.details import Fairness, HandDetails, WarCards, hand_details
 from api.domain.hands.postings import HandAccounts, HandRef
 from api.domain.players.turn import lock_player_on, refuse_unfinished
 from api.domain.tables import service as tables

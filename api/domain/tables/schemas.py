@@ -1,12 +1,14 @@
 """Tables and their rules: request and response bodies."""
 
 from datetime import datetime
-from typing import Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Self
 
-from api.domain.tables.service import Table
 from api.http.schemas import Currency, Name, RequestBody, ResponseBody
 from api.pagination import Page
 from casino.rules import TableRules
+
+if TYPE_CHECKING:  # the service's dataclass; importing it would bring the database layer
+    from api.domain.tables.service import Table
 
 _HOUSE: Final = TableRules()
 """The engine's default rules: a table created without a rule gets the engine's default."""
@@ -54,7 +56,7 @@ class TableView(Rules):
     created_at: datetime
 
     @classmethod
-    def of(cls, table: Table) -> Self:
+    def of(cls, table: "Table") -> Self:
         return cls(
             id=table.id,
             name=table.name,
@@ -69,5 +71,5 @@ class TablePage(ResponseBody):
     next_cursor: str | None
 
     @classmethod
-    def of(cls, page: Page[Table]) -> Self:
+    def of(cls, page: "Page[Table]") -> Self:
         return cls(items=[TableView.of(t) for t in page.items], next_cursor=page.next_cursor)
