@@ -18,10 +18,10 @@ outside the coordinator's id span. The whole-ledger checks keep reading the coor
 
 The coordinator does not sit idle while it waits: it takes chunks back from the end of the
 queue (those no worker has started) and audits them itself, in its own snapshot, so the
-workers' start-up (a second or so: the fork server's imports) and the last chunks' stragglers
-cost less. The mismatches of each chunk come back in id order and chunks are folded in id
-order, so the result is exactly the serial audit's, whoever audited which chunk and whatever
-order they finish in.
+workers' start-up (the fork server's imports) and the last chunks' stragglers cost less.
+The mismatches of each chunk come back in id order and chunks are folded in id order, so
+the result is exactly the serial audit's, whoever audited which chunk and whatever order
+they finish in.
 """
 
 import gc
@@ -219,8 +219,8 @@ def _start_worker(url: str) -> None:
 
     The worker does nothing but audit, whose objects die young (no reference cycles), so the
     objects alive now (modules, the engine) are moved out of the cyclic collector's sight
-    (`gc.freeze`): otherwise each full collection rescans them all, about a tenth of the
-    replay's time."""
+    (`gc.freeze`): otherwise each full collection rescans them all, a cost that grows with
+    every chunk for nothing."""
     global _engine  # the pool initializer is how a worker process gets its state
     _engine = make_engine(url)
     gc.freeze()
