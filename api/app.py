@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 "database": database,
                 "settings": settings,
                 "authenticator": Authenticator(database),
-                "idempotency": Idempotency(database),
+                "idempotency": Idempotency(database, workers=settings.workers),
             }
         ),
         exception_handlers=EXCEPTION_HANDLERS,

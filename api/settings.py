@@ -17,6 +17,8 @@ class Settings(BaseSettings):
     gaming_day_start_hour: int = Field(default=0, ge=0, le=23)
     decision_timeout_seconds: int = Field(default=86_400, gt=0)
     abandoned_tie_action: Literal["surrender", "war"] = "surrender"
+    # How many server processes share the database; `casino-war serve --workers` sets it.
+    workers: int = Field(default=1, ge=1)
 
     @field_validator("gaming_day_timezone")
     @classmethod

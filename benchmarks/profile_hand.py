@@ -14,12 +14,15 @@ import cProfile
 import io
 import logging
 import pstats
+import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
+import psycopg
 from litestar.testing import TestClient
-from sqlalchemy import event
+from sqlalchemy import Engine, event
 
 import migrations
 from api.app import create_app
@@ -40,6 +43,24 @@ def _statement_kind(statement: str) -> str:
     return words[:80]
 
 
+def _count_driver_statements(engine: Engine, count: Callable[[str], None]) -> None:
+    """Count every statement the driver runs, SQLAlchemy's and the hot path's own (which go
+    straight to the DBAPI cursor and so past SQLAlchemy's execution events)."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        if isinstance(dbapi_connection, sqlite3.Connection):
+            dbapi_connection.set_trace_callback(count)
+            return
+
+        class CountingCursor(psycopg.Cursor[Any]):
+            def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+                count(str(query))
+                return super().execute(query, *args, **kwargs)
+
+        dbapi_connection.cursor_factory = CountingCursor
+
+
 def profile(database_url: str, hands: int) -> dict[str, Any]:
     migrations.upgrade(database_url)
     operator = http_load.operator_token(database_url)
@@ -49,10 +70,12 @@ def profile(database_url: str, hands: int) -> dict[str, Any]:
     with TestClient(app=app) as client:
         database: Database = app.state.database
 
-        @event.listens_for(database.engine, "before_cursor_execute")
-        def _count(*args: Any) -> None:
-            if counting:
-                statements.append(args[2])
+        def _count(statement: str) -> None:
+            if counting and not statement.startswith("--"):  # SQLite traces trigger bodies
+                statements.append(statement)
+
+        _count_driver_statements(database.engine, _count)
+        database.engine.dispose()  # connections opened from now on count
 
         headers = {"Authorization": f"Bearer {operator}"}
         player = client.post(

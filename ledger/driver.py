@@ -4,7 +4,8 @@ SQLAlchemy compiles, caches, binds and wraps every statement it executes; on the
 statements of a hand that costs the server more CPU than the database's own work. Those
 paths therefore keep their SQL as text, written once and rendered once per dialect, and run
 it on the DBAPI cursor of the connection SQLAlchemy already opened for the unit of work: it
-shares that transaction, so ORM or Core code before and after sees its writes. Values are
+shares that transaction, so Core code before and after sees its writes (the ORM's pending
+objects are not flushed first: flush before mixing the two). Values are
 converted with the very processors SQLAlchemy applies (`UTCDateTime`, `JSON`), so a row
 written here reads back exactly like any other.
 """
@@ -87,8 +88,7 @@ class Driver:
     """The driver's cursor for one unit of work, and the dialect's value conversions."""
 
     def __init__(self, connection: Connection) -> None:
-        self.dialect = connection.dialect.name
-        self.is_postgresql = self.dialect == "postgresql"
+        self.is_postgresql = connection.dialect.name == "postgresql"
         self._cursor = connection.connection.cursor()
         self._dialect = connection.dialect
         self._dbapi = connection.dialect.loaded_dbapi
@@ -113,6 +113,11 @@ class Driver:
     def execute(self, sql: Sql, parameters: Mapping[str, Any]) -> int:
         """Run a statement; the number of rows it changed."""
         return int(self._run(sql, parameters).rowcount)
+
+    def scalar(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
+        """The first column of the first row (None without a row)."""
+        row = self.first(sql, parameters)
+        return None if row is None else row[0]
 
     def first(self, sql: Sql, parameters: Mapping[str, Any]) -> Row | None:
         return cast(Row | None, self._run(sql, parameters).fetchone())

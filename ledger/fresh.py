@@ -24,7 +24,16 @@ from functools import cache
 
 from sqlalchemy.orm import Session
 
-from ledger.batch import Account, Link, Linked, Pending, balance_moves, check_currencies, link
+from ledger.batch import (
+    Account,
+    BalanceMove,
+    Link,
+    Linked,
+    Pending,
+    balance_moves,
+    check_currencies,
+    link,
+)
 from ledger.chains import is_chain
 from ledger.driver import Driver, Sql
 from ledger.errors import AccountConflict, InvalidTransaction, LimitExceeded, UnknownAccount
@@ -54,9 +63,9 @@ class AccountRow(Account):
 class AccountBook:
     """Account rows by code, remembered once read.
 
-    Only rows read in a unit of work that opened none of them are remembered: such a read
+    Only rows read in a transaction that has opened no account are remembered: such a read
     sees committed rows only, so a row remembered can never be one whose opening was rolled
-    back.
+    back (whose id SQLite would hand out again).
     """
 
     def __init__(self) -> None:
@@ -85,11 +94,13 @@ class AccountBook:
         """The rows of the accounts `specs` describe, opening those not open yet
         (`posting.open_account`: race-safe); an open account unlike its spec is refused."""
         codes = [spec.code for spec in specs]
-        rows = self.find(driver, codes)
+        committed_only = session.info.get(_OPENED_IN) is not session.get_transaction()
+        rows = self.find(driver, codes, remember=committed_only)
         if len(rows) < len(specs):
             for spec in specs:
                 if spec.code not in rows:
                     open_account(session, spec)
+            session.info[_OPENED_IN] = session.get_transaction()
             rows = self.find(driver, codes, remember=False)
         for spec in specs:
             if not rows[spec.code].matches(spec):
@@ -97,6 +108,8 @@ class AccountBook:
         return rows
 
 
+_OPENED_IN = "ledger.fresh.opened_in"
+"""`session.info` key: the transaction in which `AccountBook.opening` last opened accounts."""
 _BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :code")
 
 
@@ -117,28 +130,21 @@ def post_new(
     """Post the batch as the next links of `chain`; the new transactions' ids, in order.
 
     `accounts` must hold the row of every account the batch moves. A limit the batch would
-    break raises LimitExceeded and leaves the caller's transaction to be rolled back: a
-    caller that checked its balances first never sees it.
+    break raises LimitExceeded with every balance as it was; a caller that checked its
+    balances first never sees it.
     """
     if not is_chain(chain):
         raise InvalidTransaction(f"there is no chain {chain!r}")
-    missing = {t.debit for r in requests for t in r.transfers} | {
-        t.credit for r in requests for t in r.transfers
+    if not requests:
+        raise InvalidTransaction("a batch needs at least one transaction")
+    named = {
+        code for request in requests for t in request.transfers for code in (t.debit, t.credit)
     }
-    if missing - accounts.keys():
-        raise UnknownAccount(*sorted(missing - accounts.keys()))
+    if named - accounts.keys():
+        raise UnknownAccount(*sorted(named - accounts.keys()))
     pendings = [Pending.of_request(request) for request in requests]
     check_currencies(pendings, accounts)
-    moves = balance_moves(pendings, accounts)
-    parameters: dict[str, object] = {}
-    for index, move in enumerate(moves):
-        parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
-        parameters[f"lowest_{index}"] = move.lowest
-    if driver.execute(_move_balances(len(moves)), parameters) != len(moves):
-        limited = [
-            m.code for m in moves if accounts[m.code].min_balance is not None and m.lowest < 0
-        ]
-        raise LimitExceeded(limited[0] if limited else moves[0].code)
+    _move_balances(driver, balance_moves(pendings, accounts), accounts)
     head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
     assert head is not None  # every chain has its head row (migration 0004)
     links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))
@@ -195,16 +201,54 @@ def _select_accounts(count: int) -> Sql:
     )
 
 
+def _move_balances(
+    driver: Driver, moves: Sequence[BalanceMove], accounts: Mapping[str, AccountRow]
+) -> None:
+    """Every balance in one UPDATE. An account whose limit the move would break at its
+    lowest point is not matched: the moves made are taken back, so that a refusal leaves
+    every balance as it was, and the refusal names that account (an account not matched
+    that has no limit does not exist: a row remembered wrongly)."""
+    parameters: dict[str, object] = {}
+    for index, move in enumerate(moves):
+        parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
+        parameters[f"lowest_{index}"] = move.lowest
+    moved = {row[0] for row in driver.all(_move_balances_sql(len(moves)), parameters)}
+    if len(moved) == len(moves):
+        return
+    taken_back = [move for move in moves if move.account_id in moved]
+    if taken_back:
+        driver.execute(
+            _take_back_sql(len(taken_back)),
+            {
+                key: value
+                for index, move in enumerate(taken_back)
+                for key, value in ((f"id_{index}", move.account_id), (f"delta_{index}", move.delta))
+            },
+        )
+    refused = next(move for move in moves if move.account_id not in moved)
+    if accounts[refused.code].min_balance is None:
+        raise UnknownAccount(refused.code)
+    raise LimitExceeded(refused.code)
+
+
 @cache
-def _move_balances(count: int) -> Sql:
-    """One UPDATE of `count` balances; an account whose limit the move would break at its
-    lowest point is not matched, so the row count tells."""
+def _move_balances_sql(count: int) -> Sql:
     delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
     lowest = " ".join(f"WHEN :id_{i} THEN :lowest_{i}" for i in range(count))
     return Sql.of(
         f"UPDATE ledger_accounts SET balance = balance + CASE id {delta} END "
         f"WHERE id IN ({_placeholders('id', count)}) "
-        f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance)"
+        f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance) "
+        "RETURNING id"
+    )
+
+
+@cache
+def _take_back_sql(count: int) -> Sql:
+    delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
+    return Sql.of(
+        f"UPDATE ledger_accounts SET balance = balance - CASE id {delta} END "
+        f"WHERE id IN ({_placeholders('id', count)})"
     )
 
 

@@ -26,13 +26,7 @@ from ledger.schema import accounts, transactions
 
 REVERSAL_KIND = "reversal"
 
-# Built once, with bound parameters, as the append path's are: every hand locks its accounts.
-_LOCK_ACCOUNTS = (
-    select(accounts.c.code, accounts.c.balance)
-    .where(accounts.c.code.in_(bindparam("codes", expanding=True)))
-    .order_by(accounts.c.id)
-    .with_for_update()
-)
+# Built once, with a bound parameter, as the append path's statements are.
 _BALANCES = select(accounts.c.code, accounts.c.balance).where(
     accounts.c.code.in_(bindparam("codes", expanding=True))
 )
@@ -107,23 +101,6 @@ def balances(session: Session, codes: Iterable[str]) -> dict[str, int]:
     if not wanted:
         return {}
     rows = session.execute(_BALANCES, {"codes": wanted}).all()
-    return {row.code: int(row.balance) for row in rows}
-
-
-def lock_accounts(session: Session, codes: Iterable[str]) -> dict[str, int]:
-    """Lock accounts, in id order, for a unit of work that must know their balances before
-    it posts (a hand records the wallet's balance before it is dealt).
-
-    Posting locks its accounts and then the chain head; accounts locked here must therefore
-    be taken before any posting in the same database transaction, or a later posting would
-    take account locks while holding the head and could deadlock against other writers.
-    Lock only what the caller needs: a row locked here stays locked until commit. (On
-    SQLite, BEGIN IMMEDIATE already serialises writers.)
-
-    Returns the normal-side balances of the accounts found (absent ones are not opened);
-    with the accounts locked they stay true until the caller's own postings.
-    """
-    rows = session.execute(_LOCK_ACCOUNTS, {"codes": sorted(set(codes))}).all()
     return {row.code: int(row.balance) for row in rows}
 
 

@@ -1,6 +1,7 @@
 """Commands that run the service: `serve`, `db upgrade`, `token create`."""
 
 import argparse
+import os
 
 import migrations
 from api.cli.common import EXIT_OK, Subparsers
@@ -23,6 +24,7 @@ def prepare_database() -> Database:
 
 def _serve(args: argparse.Namespace) -> int:
     prepare_database().dispose()
+    os.environ["CASINO_WAR_WORKERS"] = str(args.workers)  # read by every worker's settings
     serve("api.asgi:app", host=args.host, port=args.port, workers=args.workers)
     return EXIT_OK
 

@@ -62,9 +62,12 @@ def advisory_lock_key(caller: str, key: str) -> int:
 class Idempotency:
     """Runs each (caller, key) at most once and replays its first response afterwards."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, workers: int) -> None:
         self._database = database
-        self.runs_on_event_loop = not database.is_postgresql
+        # SQLite's units of work run on the event loop when this process is the database's
+        # only writer: then the write lock is only ever held briefly, by this process or a
+        # command-line tool, and the loop never waits long (`IdempotentCommand.run`).
+        self.runs_on_event_loop = not database.is_postgresql and workers == 1
         self._running: set[tuple[str, str]] = set()
         self._running_lock = threading.Lock()
 
@@ -120,17 +123,17 @@ class Idempotency:
         return _problem_response(refusal)
 
     def _claim(self, session: Session, caller: str, key: str) -> _Stored | None:
-        """Hold the key for this transaction (across processes on PostgreSQL, with an
-        advisory lock taken in the same statement) and return its record if it has one."""
+        """Hold the key for this transaction and return its record if it has one.
+
+        On PostgreSQL an advisory lock holds it across processes; the record is read in the
+        next statement, whose snapshot (READ COMMITTED) then includes whatever the lock's
+        previous holder committed, so a retry always finds the first answer."""
         driver = driver_of(session)
-        row = driver.first(
-            _CLAIM, {"caller": caller, "key": key, "lock": advisory_lock_key(caller, key)}
-        )
-        assert row is not None  # one row, whether or not the key has a record
-        claimed, request_hash, status, body = row
-        if not claimed:
+        lock = advisory_lock_key(caller, key)
+        if driver.is_postgresql and not driver.scalar(_LOCK_KEY, {"lock": lock}):
             raise _in_flight()
-        return None if request_hash is None else _Stored(request_hash, status, json.loads(body))
+        row = driver.first(_RECORD_BY_KEY, {"caller": caller, "key": key})
+        return None if row is None else _Stored(row[0], row[1], json.loads(row[2]))
 
 
 class _Refusal(Exception):
@@ -151,14 +154,14 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
         raise _Refusal(refusal) from error
 
 
-# Every state-changing request runs these, on the driver: one statement to claim and look
-# up the key, one to record the answer.
-_RECORD_COLUMNS = "r.request_hash, r.response_status, CAST(r.response_body AS TEXT)"
-_RECORD_BY_KEY = 'LEFT JOIN idempotency_records r ON r.caller = :caller AND r."key" = :key'
-_CLAIM = Sql.each(
-    f"SELECT 1, {_RECORD_COLUMNS} FROM (SELECT 1) one {_RECORD_BY_KEY}",
-    f"SELECT pg_try_advisory_xact_lock(:lock), {_RECORD_COLUMNS} "
-    f"FROM (SELECT 1) one {_RECORD_BY_KEY}",
+# Every state-changing request runs these, on the driver: the key's lock (PostgreSQL), its
+# record looked up, the answer recorded.
+_LOCK_KEY = Sql.of("SELECT pg_try_advisory_xact_lock(:lock)")
+_RECORD_BY_KEY = Sql.of(
+    """
+    SELECT request_hash, response_status, CAST(response_body AS TEXT)
+    FROM idempotency_records WHERE caller = :caller AND "key" = :key
+    """
 )
 _INSERT_RECORD = Sql.of(
     """

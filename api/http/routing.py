@@ -131,10 +131,12 @@ class IdempotentCommand:
     async def run(
         self, body: BaseModel | None, operation: Callable[[Session], ResponseBody]
     ) -> Response[Any]:
-        """Run the unit of work: on the event loop where the database is SQLite (its write
-        transactions are short and serialised anyway, and a hop to a worker thread and back
-        costs more CPU than the transaction), in a worker thread where it is PostgreSQL
-        (whose round trips wait on the network while the loop serves other requests)."""
+        """Run the unit of work: on the event loop where the database is SQLite served by
+        one process (its write transactions are short and serialised anyway, and a hop to a
+        worker thread and back costs more CPU than the transaction), in a worker thread
+        where it is PostgreSQL (whose round trips wait on the network while the loop serves
+        other requests) or SQLite shared by several server processes (whose write lock the
+        loop would otherwise wait for)."""
         payload = body.model_dump(mode="json") if body is not None else None
         request_fingerprint = idempotency.fingerprint(
             self.request.method, self.request.url.path, payload

@@ -85,6 +85,19 @@ def test_a_batch_that_would_overdraw_is_refused_and_moves_nothing(
         assert verify_ledger(session).ok
 
 
+def test_a_refused_batch_takes_back_what_it_moved_before_the_refusal(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    with session_factory.begin() as session:  # committed whatever the refusal left
+        driver = Driver(session.connection())
+        rows = book.find(driver, [spec.code for spec in SPECS])
+        with pytest.raises(LimitExceeded):
+            post_new(driver, _hand(1, 101, 300), rows, chain=1, posted_at=datetime.now(UTC))
+    with session_factory() as session:
+        found = balances(session, [spec.code for spec in SPECS])
+        assert found == {WALLET.code: 100, HELD.code: 0, HOUSE.code: 0, CASHIER.code: 100}
+
+
 def test_a_key_posted_before_is_refused_by_the_database(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
@@ -116,6 +129,20 @@ def test_the_book_does_not_remember_an_account_whose_opening_rolled_back(
         session.rollback()
     with session_factory.begin() as later:
         assert book.find(Driver(later.connection()), [newcomer.code]) == {}
+
+
+def test_the_book_does_not_remember_rows_a_transaction_opened_earlier_itself(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    first, second = chart.wallet("p4", "USD"), chart.held("p4", "USD")
+    session = session_factory()
+    with session.begin():
+        driver = Driver(session.connection())
+        book.opening(session, driver, [first])
+        book.opening(session, driver, [first, second])
+        session.rollback()
+    with session_factory.begin() as later:
+        assert book.find(Driver(later.connection()), [first.code, second.code]) == {}
 
 
 def test_an_open_account_unlike_its_spec_is_refused(

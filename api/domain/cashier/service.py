@@ -98,7 +98,8 @@ def deposit(
 def withdraw(
     session: Session, player_id: int, amount: int, currency: str, default_currency: str
 ) -> Receipt:
-    """A withdrawal beyond the balance is refused by the wallet's limit in the ledger."""
+    """A withdrawal beyond the balance is refused before anything is written (and the
+    wallet's limit in the ledger would refuse it too)."""
     return _move(
         session,
         kind="withdrawal",

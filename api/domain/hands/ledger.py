@@ -270,7 +270,7 @@ class WalletWindow:
     transactions left out: deposits or withdrawals made while a tie awaited a decision.
 
     Bounded by transaction ids: every posting that moves a player's money takes the
-    player's lock first (`player_turn.lock_player`) and commits before the next one can
+    player's lock first (`api.domain.players.turn.lock_player`) and commits before the next one can
     start, so the ids of a wallet's transactions are in posting order, whatever chains
     they are on.
     """

@@ -3,7 +3,7 @@
 Every refusal (an unknown or closed table, a wager the table does not take, a wallet that
 does not cover it, a hand that is not awaiting a decision) is decided before the first
 write, so a refused request leaves nothing behind and needs no savepoint. Placing and
-deciding run their statements on the driver (`store`, `ledger.append`): one read that
+deciding run their statements on the driver (`store`, `ledger.fresh`): one read that
 locks and checks, then one statement per kind of write.
 """
 

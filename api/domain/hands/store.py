@@ -2,28 +2,26 @@
 
 Every read that locks and checks what a request needs is one statement, and every write
 one statement per kind, so that a hand costs the server little more than its round trips.
-The unfinished-hand test names its status as a literal, so that SQLite can use the
-partial index of hands awaiting a decision (with a bound parameter it would scan the
-player's whole history, and a hand would get slower the more the player had played).
+The unfinished-hand test is `players.turn`'s, whose status is written into the statement so
+that SQLite uses the partial index of hands awaiting a decision: a hand costs the same
+however much the player has played.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from api.domain.players.turn import UNFINISHED_HAND
 from api.errors import NotFound
-from casino.hand import HandStatus
 from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
 OPENING = Sql.of(
     f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
-        (SELECT h.id FROM hands h
-            WHERE h.player_id = :player_id
-            AND h.status = '{HandStatus.AWAITING_DECISION.value}'),
+        ({UNFINISHED_HAND}),
         (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id),
         (SELECT a.balance FROM ledger_accounts a WHERE a.code = :wallet)
     FROM seed_pairs sp
@@ -49,7 +47,7 @@ _ADVANCE_NONCE = Sql.of("UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE
 
 _DECIDING = Sql.of(
     """
-    SELECT h.player_id, h.table_id, h.status, h.nonce, h.currency, CAST(h.rules AS TEXT),
+    SELECT h.player_id, h.table_id, h.nonce, h.currency, CAST(h.rules AS TEXT),
         h.bet, h.tie_bet, h.decision, h.player_card, h.dealer_card, h.balance_before,
         h.created_at, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.revealed_at
     FROM hands h JOIN seed_pairs sp ON sp.id = h.seed_pair_id
@@ -77,7 +75,7 @@ class Opening:
     """What opening a hand checks and deals from, read in one statement."""
 
     pair_id: int
-    server_seed: str
+    server_seed: str = field(repr=False)  # a secret until the pair is revealed
     server_seed_hash: str
     client_seed: str
     nonce: int
@@ -136,10 +134,8 @@ def advance_nonce(driver: Driver, pair_id: int) -> None:
 class Deciding:
     """A hand and its seeds, as a decision needs them."""
 
-    hand_id: int
     player_id: int
     table_id: int
-    status: str
     nonce: int
     currency: str
     rules: TableRules
@@ -150,7 +146,7 @@ class Deciding:
     dealer_card: str
     balance_before: int
     created_at: datetime
-    server_seed: str
+    server_seed: str = field(repr=False)  # a secret until the pair is revealed
     server_seed_hash: str
     client_seed: str
     revealed: bool
@@ -165,14 +161,12 @@ def deciding(driver: Driver, hand_id: int) -> Deciding | None:
     row = driver.first(_DECIDING, {"hand_id": hand_id})
     if row is None:
         return None
-    (player_id, table_id, status, nonce, currency, rules, bet, tie_bet, decision) = row[:9]
-    (player_card, dealer_card, balance_before, created_at) = row[9:13]
-    (server_seed, seed_hash, client_seed, revealed_at) = row[13:]
+    (player_id, table_id, nonce, currency, rules, bet, tie_bet, decision) = row[:8]
+    (player_card, dealer_card, balance_before, created_at) = row[8:12]
+    (server_seed, seed_hash, client_seed, revealed_at) = row[12:]
     return Deciding(
-        hand_id,
         player_id,
         table_id,
-        status,
         nonce,
         currency,
         _rules(rules),
@@ -191,13 +185,14 @@ def deciding(driver: Driver, hand_id: int) -> Deciding | None:
 
 
 def settle_hand(driver: Driver, hand_id: int, values: dict[str, Any]) -> None:
+    burned = values["war_burned"]
     driver.execute(
         _SETTLE_HAND,
         values
         | {
             "hand_id": hand_id,
-            # As the ORM stored it: a surrender's JSON `null`, not SQL NULL.
-            "war_burned": driver.json(values["war_burned"]),
+            # A surrender's stays SQL NULL, as it was before the decision.
+            "war_burned": None if burned is None else driver.json(burned),
             "settled_at": _time_or_none(driver, values["settled_at"]),
         },
     )

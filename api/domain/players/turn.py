@@ -3,25 +3,27 @@
 Every unit of work that moves a player's money or changes their game first locks the
 player's row, so that a player's requests serialise (on SQLite, BEGIN IMMEDIATE already
 serialises every writer). The lock order everywhere is: player row, then the ledger
-accounts in id order, then the ledger's chain head; so no two requests can deadlock.
+accounts, then the ledger's chain head. No two requests can deadlock on the accounts: a
+player's own accounts are only moved under the player's lock, and each unit of work moves
+at most one shared account (its chain's house or cashier), whatever order one UPDATE of
+several balances takes their row locks in.
 """
 
-from sqlalchemy import bindparam, literal, select
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord
 from api.errors import Conflict, NotFound
 from casino.hand import HandStatus
 from ledger.driver import Driver, Sql, driver_of
 
-# Built once, with bound parameters; the status is written into the statement, so that
-# SQLite can use the partial index of hands awaiting a decision (with a bound parameter it
-# would scan the player's whole history).
+# The status is written into the statement, so that SQLite uses the partial index of hands
+# awaiting a decision, whatever the player's history.
 _LOCK_PLAYER = Sql.of("SELECT id FROM players WHERE id = :player_id{for_update}")
-_UNFINISHED_HAND = select(HandRecord.id).where(
-    HandRecord.player_id == bindparam("player_id"),
-    HandRecord.status == literal(HandStatus.AWAITING_DECISION.value, literal_execute=True),
+UNFINISHED_HAND = (
+    "SELECT h.id FROM hands h WHERE h.player_id = :player_id "
+    f"AND h.status = '{HandStatus.AWAITING_DECISION.value}'"
 )
+"""The player's hand awaiting a decision, if any: a statement to run or to nest."""
+_UNFINISHED_HAND = Sql.of(UNFINISHED_HAND)
 
 
 def lock_player(session: Session, player_id: int) -> None:
@@ -38,7 +40,8 @@ def lock_player_on(driver: Driver, player_id: int) -> None:
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
     """One hand at a time: a tie awaiting its decision blocks new hands and seed rotation."""
-    refuse_unfinished(session.scalar(_UNFINISHED_HAND, {"player_id": player_id}))
+    found = driver_of(session).scalar(_UNFINISHED_HAND, {"player_id": player_id})
+    refuse_unfinished(found)
 
 
 def refuse_unfinished(unfinished_hand: int | None) -> None:
