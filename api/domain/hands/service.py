@@ -31,17 +31,6 @@ from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
 
 
-def replay(record: HandRecord, pair: SeedPair) -> Hand:
-    """The hand as the engine derives it from the record's seeds, rules and decision."""
-    return play(
-        TableRules.from_dict(record.rules).game,
-        HandSeeds(pair.server_seed, pair.client_seed, record.nonce),
-        record.bet,
-        record.tie_bet,
-        Action(record.decision) if record.decision is not None else None,
-    )
-
-
 def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]:
     """The columns settlement fills in (all None while the hand awaits a decision)."""
     if hand.total_returned is None or hand.outcome is None:

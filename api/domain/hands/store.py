@@ -29,7 +29,7 @@ OPENING = Sql.of(
     """
 )
 
-_TABLE_RULES = Sql.of("SELECT rules FROM casino_tables WHERE id = :table_id")
+_TABLE_RULES = Sql.of("SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = :table_id")
 
 _INSERT_HAND = Sql.of(
     """
@@ -105,11 +105,8 @@ def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Openi
 
 
 def table_rules(driver: Driver, table_id: int) -> TableRules | None:
-    row = driver.first(_TABLE_RULES, {"table_id": table_id})
-    if row is None:
-        return None
-    flat = row[0] if isinstance(row[0], dict) else json.loads(row[0])
-    return TableRules.from_dict(flat)
+    text = driver.scalar(_TABLE_RULES, {"table_id": table_id})
+    return None if text is None else _rules(text)
 
 
 def insert_hand(driver: Driver, values: dict[str, Any]) -> int:
@@ -200,7 +197,8 @@ def settle_hand(driver: Driver, hand_id: int, values: dict[str, Any]) -> None:
 
 @lru_cache(maxsize=256)
 def _rules(text: str) -> TableRules:
-    """Recorded rules, parsed once per distinct rule set: a table's hands all share one."""
+    """Rules as stored (a table's, or those recorded with a hand), parsed once per distinct
+    rule set: a table's hands all share one."""
     return TableRules.from_dict(json.loads(text))
 
 

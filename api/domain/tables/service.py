@@ -31,12 +31,8 @@ class Table:
     rules: TableRules
 
 
-def table_rules(table: CasinoTable) -> TableRules:
-    return TableRules.from_dict(table.rules)
-
-
 def _table(row: CasinoTable) -> Table:
-    return Table(row.id, row.name, row.is_open, row.created_at, table_rules(row))
+    return Table(row.id, row.name, row.is_open, row.created_at, TableRules.from_dict(row.rules))
 
 
 def create_table(
