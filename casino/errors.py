@@ -46,3 +46,18 @@ class HandNotAwaitingDecision(GameError):
 
 class SurrenderNotAllowed(GameError):
     code = "surrender_not_allowed"
+
+
+class InvalidChoice(GameError):
+    """A War player's choice that the game's rules or the seat's policy do not allow."""
+
+    code = "validation_error"
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class WarGameOver(GameError):
+    code = "war_game_over"

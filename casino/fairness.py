@@ -82,6 +82,21 @@ class RandomStream:
         self._buffer: list[int] = []
         self.consumed = 0
 
+    @classmethod
+    def resumed(cls, seeds: HandSeeds, consumed: int) -> "RandomStream":
+        """The stream positioned after its first `consumed` integers, as if they had been read.
+
+        A game played over many requests (War) keeps only this count between turns; the
+        blocks before the position are skipped, not computed.
+        """
+        stream = cls(seeds)
+        blocks, words = divmod(consumed, _WORDS_PER_BLOCK.size // 4)
+        stream._round = blocks
+        for _ in range(words):
+            stream.next_u32()
+        stream.consumed = consumed
+        return stream
+
     def next_u32(self) -> int:
         if not self._buffer:
             message = f"{self._client_seed}:{self._nonce}:{self._round}".encode("ascii")
