@@ -6,14 +6,13 @@ fairness stream, resumed at the state's `position`. Inside a turn the piles are 
 as local lists for speed; what leaves is frozen again.
 """
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
 from casino.cards import JOKER
 from casino.errors import InvalidChoice, WarGameOver
-from casino.fairness import RandomStream
+from casino.war.cycles import brent_step, state_digest
 from casino.war.deck import JOKER_STRENGTH, Ranking, ordered_deck, rank_of, ranking, suit_of
 from casino.war.rules import SUIT_LETTERS, SortOrder, WarRules
 from casino.war.state import (
@@ -28,43 +27,18 @@ from casino.war.state import (
     WarGame,
     check_choice,
 )
+from casino.war.stream import GameRandomness
 
 _BLACK_SUITS: Final = "CS"
 _SORTS: Final[tuple[SortOrder, ...]] = ("collected", "high_to_low", "low_to_high", "random")
 _PERCENT: Final = 100
 
 
-class _Randomness:
-    """The game's stream, opened only when a turn first needs it (most turns of a fixed
-    game need none), and its position afterwards."""
-
-    def __init__(self, game: WarGame, position: int) -> None:
-        self._game = game
-        self._position = position
-        self._stream: RandomStream | None = None
-
-    def below(self, n: int) -> int:
-        if self._stream is None:
-            self._stream = RandomStream.resumed(self._game.seeds, self._position)
-        return self._stream.below(n)
-
-    @property
-    def position(self) -> int:
-        return self._position if self._stream is None else self._stream.consumed
-
-    def shuffle(self, cards: list[str]) -> None:
-        """Fisher-Yates from the top, as fairness.md deals a shoe (the last card's draw,
-        from one card, is read too, so the stream's position is the shoe's)."""
-        for i in range(len(cards)):
-            j = i + self.below(len(cards) - i)
-            cards[i], cards[j] = cards[j], cards[i]
-
-
 def start(game: WarGame) -> GameState:
     """Shuffle the pack with the game's stream and deal it out."""
     rules = game.rules
     deck = list(_playing_deck(rules))
-    randomness = _Randomness(game, 0)
+    randomness = GameRandomness(game, 0)
     randomness.shuffle(deck)
     piles: tuple[tuple[str, ...], ...]
     if rules.deal == "by_colour":
@@ -75,7 +49,7 @@ def start(game: WarGame) -> GameState:
     else:
         piles = tuple(tuple(deck[seat :: rules.players]) for seat in range(rules.players))
     state = GameState(draw=piles, won=((),) * rules.players, position=randomness.position)
-    return replace(state, checkpoint=_digest(state))
+    return replace(state, checkpoint=state_digest(state))
 
 
 def _playing_deck(rules: WarRules) -> list[str]:
@@ -131,7 +105,7 @@ class _Turn:
         self.choices = choices
         self.sort = sort
         self.ranking: Ranking = ranking(game.rules)
-        self.random = _Randomness(game, state.position)
+        self.random = GameRandomness(game, state.position)
         self.draw = [list(pile) for pile in state.draw]
         self.won = [list(pile) for pile in state.won]
         self.dead = list(state.dead)
@@ -360,7 +334,7 @@ class _Turn:
         elif state.turn >= self.rules.max_turns:
             end = GameEnd("cap")
         elif self.game.deterministic:
-            state, repeated = _brent(state)
+            state, repeated = brent_step(state)
             end = GameEnd("cycle") if repeated else None
         if end is not None:
             state = replace(state, end=end)
@@ -384,21 +358,3 @@ def _rotate(piles: list[list[str]], seats: Sequence[int]) -> None:
     taken = [piles[s] for s in seats]
     for index, seat in enumerate(seats):
         piles[seat] = taken[(index + 1) % len(seats)]
-
-
-def _digest(state: GameState) -> str:
-    """A stable digest of what the next turn depends on (not Python's per-process hash,
-    since a game's checkpoint is stored between requests)."""
-    text = repr((state.draw, state.won, state.dead, state.position))
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
-def _brent(state: GameState) -> tuple[GameState, bool]:
-    """Brent's algorithm, one step: a state equal to the checkpoint closes a cycle; the
-    checkpoint moves to the current state at each power of two."""
-    digest = _digest(state)
-    if digest == state.checkpoint:
-        return state, True
-    if state.since + 1 == state.power:
-        return replace(state, checkpoint=digest, power=2 * state.power, since=0), False
-    return replace(state, since=state.since + 1), False

@@ -2,7 +2,8 @@
 it, and the end of games that would go on for ever."""
 
 from casino.fairness import HandSeeds
-from casino.war.engine import _digest, play_turn, start
+from casino.war.cycles import state_digest
+from casino.war.engine import play_turn, start
 from casino.war.replay import play_through
 from casino.war.rules import variant_rules
 from casino.war.simulate import simulate_war
@@ -82,19 +83,22 @@ def test_a_game_that_repeats_a_state_ends_as_a_draw_by_cycle() -> None:
             break
     else:
         raise AssertionError("no cycling game in 200 deals")
-    seen = {_digest(start(war))}
+    seen = {state_digest(start(war))}
     state = start(war)
     repeated = False
     for _ in records:
         state, _record = play_turn(war, state, TurnInput())
-        repeated = repeated or _digest(state) in seen
-        seen.add(_digest(state))
+        repeated = repeated or state_digest(state) in seen
+        seen.add(state_digest(state))
     assert repeated and final.end.winner is None
 
 
 def test_a_game_with_a_human_is_never_called_a_cycle() -> None:
-    war = WarGame(variant_rules("classic", None, {"max_turns": 3000}), ("human", "top"),
-                  HandSeeds("c4" * 32, "cycle", 0))
+    war = WarGame(
+        variant_rules("classic", None, {"max_turns": 3000}),
+        ("human", "top"),
+        HandSeeds("c4" * 32, "cycle", 0),
+    )
     state = start(war)
     while state.end is None:
         state, _ = play_turn(war, state, TurnInput())

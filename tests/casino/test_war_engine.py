@@ -56,9 +56,7 @@ def test_a_tie_is_a_war_of_one_card_down_and_one_up() -> None:
 
 
 def test_three_cards_down_when_the_rules_say_so() -> None:
-    state, record = one_turn(
-        game(face_down=3), arranged("7S 2C 3C 4C 5H 8C", "7D 2D 3D 4D 9H 8D")
-    )
+    state, record = one_turn(game(face_down=3), arranged("7S 2C 3C 4C 5H 8C", "7D 2D 3D 4D 9H 8D"))
     assert (record.wars, record.winner) == (1, 1)
     assert len(state.draw[1]) == 11
 
