@@ -49,6 +49,7 @@ COMMANDS: Final = (
     Command("audit", "api.domain.audit.cli", "replay every hand in the range and check the ledger"),
     Command("report", "api.domain.reports.cli", "operator reports"),
     Command("hands", "api.domain.hands.cli", "hands awaiting a decision"),
+    Command("war", "api.domain.war_games.cli", "the War family: simulate and verify games"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -3,8 +3,13 @@
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import Any, Final, TypeAlias
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from api.domain.reports.gaming_day import parse_day
 from casino.rules import GameRules
@@ -116,3 +121,26 @@ def iso_day(text: str) -> date:
         return parse_day(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+@contextmanager
+def progress_bar(
+    total: int, label: str, *, enabled: bool
+) -> Iterator[Callable[[int], None] | None]:
+    """A rich progress bar on stderr, or no callback at all when it would not be seen."""
+    if not enabled:
+        yield None
+        return
+    columns = (
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+
+        def advance(done: int) -> None:
+            bar.update(task, completed=done)
+
+        yield advance

@@ -8,14 +8,11 @@ import argparse
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from fractions import Fraction
 from typing import Any, Final
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from api.cli.common import (
@@ -28,13 +25,14 @@ from api.cli.common import (
     positive_even_int,
     positive_int,
     print_json,
+    progress_bar,
     rules_from_args,
 )
 from casino.fairness import HandSeeds, server_seed_hash
 from casino.hand import Action, Hand, play, summary
 from casino.odds import Odds, exact_odds
 from casino.rules import GameRules
-from casino.simulate import CONFIDENCE, Estimate, ProgressCallback, SimulationResult, simulate
+from casino.simulate import CONFIDENCE, Estimate, SimulationResult, simulate
 
 _HASH: Final = re.compile(r"[0-9a-f]{64}")
 _DEFAULT_BET: Final = 100
@@ -156,7 +154,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     strategy = Action(args.strategy)
     show_progress = not args.json and sys.stderr.isatty()
     started = time.perf_counter()
-    with _progress_bar(args.hands, enabled=show_progress) as progress:
+    with progress_bar(args.hands, "simulating", enabled=show_progress) as progress:
         result = simulate(
             args.hands,
             rules=rules,
@@ -198,27 +196,6 @@ def run_simulate(args: argparse.Namespace) -> int:
     print(f"client seed {result.client_seed}, nonces 0 to {result.hands - 1}")
     print(f"{result.hands / seconds:,.0f} hands per second")
     return EXIT_OK
-
-
-@contextmanager
-def _progress_bar(total: int, *, enabled: bool) -> Iterator[ProgressCallback | None]:
-    """A rich progress bar on stderr, or no callback at all when it would not be seen."""
-    if not enabled:
-        yield None
-        return
-    columns = (
-        TextColumn("simulating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("simulate", total=total)
-
-        def advance(done: int) -> None:
-            bar.update(task, completed=done)
-
-        yield advance
 
 
 def _simulation_document(
