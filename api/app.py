@@ -15,6 +15,7 @@ from api.domain.seeds.routes import SeedController
 from api.domain.tables.routes import TableController
 from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.service import Authenticator
+from api.domain.war_games.routes import WarGameAuditController, WarGameController
 from api.http.health import health, ready
 from api.http.idempotency import Idempotency
 from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
@@ -47,6 +48,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             HandController,
             AuditController,
             ReportController,
+            WarGameController,
+            WarGameAuditController,
         ],
         dependencies={
             "database": Provide(provide_database, sync_to_thread=False),

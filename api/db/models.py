@@ -139,6 +139,50 @@ class HandRecord(Base):
     settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
 
 
+class WarGameRecord(Base):
+    """A free game of the War family: its set-up, seeds and the state between turns.
+
+    `state` holds the face-down piles, which only the engine reads: the player sees their
+    sizes. `server_seed` stays secret until the game ends.
+    """
+
+    __tablename__ = "war_games"
+    __table_args__ = (
+        Index("ix_war_games_player_id_id", "player_id", "id"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    variant: Mapped[str] = mapped_column(String(32))
+    rules: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seats: Mapped[list[str]] = mapped_column(JSON)
+    server_seed: Mapped[str] = mapped_column(String(64))
+    server_seed_hash: Mapped[str] = mapped_column(String(64))
+    client_seed: Mapped[str] = mapped_column(String(64))
+    nonce: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16))
+    turns: Mapped[int] = mapped_column(Integer)
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    finished_at: Mapped[datetime | None] = mapped_column(Timestamp)
+
+
+class WarGameTurn(Base):
+    """One turn of a War game as it was played: the human seats' input and what happened,
+    appended once and never changed (the database refuses updates and deletes)."""
+
+    __tablename__ = "war_game_turns"
+    __table_args__ = (UniqueConstraint("game_id", "turn", name="uq_war_game_turns_game_turn"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    game_id: Mapped[int] = mapped_column(Id, ForeignKey("war_games.id"))
+    turn: Mapped[int] = mapped_column(Integer)
+    input: Mapped[dict[str, Any]] = mapped_column(JSON)
+    record: Mapped[dict[str, Any]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+
+
 class IdempotencyRecord(Base):
     """The first response to a caller's key, committed with the request's own effects."""
 

@@ -29,7 +29,7 @@ from api.errors import (
     Refused,
     Unauthenticated,
 )
-from casino.errors import GameError, InvalidRules, InvalidSeed
+from casino.errors import GameError, InvalidChoice, InvalidRules, InvalidSeed
 from ledger.errors import LedgerError, LimitExceeded
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -90,6 +90,7 @@ _GAME_STATUS = {
     "bet_out_of_range": 422,
     "bet_not_multiple_of_unit": 422,
     "hand_not_awaiting_decision": 409,
+    "war_game_over": 409,
     "surrender_not_allowed": 422,
 }
 
@@ -103,7 +104,7 @@ def problem_for_domain_error(error: DomainError) -> Problem:
 
 
 def problem_for_game_error(error: GameError) -> Problem:
-    if isinstance(error, InvalidRules | InvalidSeed):
+    if isinstance(error, InvalidRules | InvalidSeed | InvalidChoice):
         return validation_problem(error.field, error.message)
     return Problem(_GAME_STATUS.get(error.code, 422), error.code, str(error))
 

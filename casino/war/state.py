@@ -45,6 +45,14 @@ def check_choice(rules: WarRules, choice: str, where: str) -> Choice:
     raise InvalidChoice(where, f"must be one of {', '.join(allowed)} in this game")
 
 
+def as_policy(name: str, where: str) -> Policy:
+    """A seat's policy from its name as stored or posted."""
+    for policy in POLICIES:
+        if name == policy:
+            return policy
+    raise InvalidChoice(where, f"must be one of {', '.join(POLICIES)}")
+
+
 @dataclass(frozen=True, slots=True)
 class WarGame:
     """What fixes a game before its first turn: rules, each seat's policy, the seeds."""

@@ -14,7 +14,7 @@ from casino.fairness import HandSeeds, server_seed_hash
 from casino.war.log import input_from_dict
 from casino.war.replay import Verdict, verify
 from casino.war.rules import WarRules
-from casino.war.state import POLICIES, Policy, WarGame
+from casino.war.state import WarGame, as_policy
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ def replay_document(document: Mapping[str, Any]) -> DocumentReplay:
     if not server_seed:
         raise InvalidChoice("server_seed", "is revealed only when the game has ended")
     rules = WarRules().with_options(document["rules"])
-    seats = tuple(_policy(seat["policy"]) for seat in document["seats"])
+    seats = tuple(as_policy(seat["policy"], "seats") for seat in document["seats"])
     game = WarGame(rules, seats, HandSeeds(server_seed, document["client_seed"], document["nonce"]))
     turns = document.get("turns", [])
     verdict = verify(
@@ -39,10 +39,3 @@ def replay_document(document: Mapping[str, Any]) -> DocumentReplay:
     )
     committed = document.get("server_seed_hash")
     return DocumentReplay(verdict, committed == server_seed_hash(server_seed))
-
-
-def _policy(name: str) -> Policy:
-    for policy in POLICIES:
-        if name == policy:
-            return policy
-    raise InvalidChoice("seats", f"{name!r} is not a policy")
