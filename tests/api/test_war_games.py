@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from ledger.database import make_engine
 from tests.api.conftest import Caller, available, new_player
 
 
@@ -151,3 +156,20 @@ def test_the_published_game_verifies_with_the_command_line(player: Caller, tmp_p
     )  # fmt: skip
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "every turn matches" in verified.stdout
+
+
+def test_the_database_refuses_to_change_or_delete_a_played_turn(
+    player: Caller, database_url: str
+) -> None:
+    game = _deal(player, variant="classic")
+    _turn(player, game["game_id"])
+    engine = make_engine(database_url)
+    try:
+        for statement in (
+            "UPDATE war_game_turns SET record = input",
+            "DELETE FROM war_game_turns",
+        ):
+            with pytest.raises(DBAPIError), engine.begin() as connection:
+                connection.execute(text(statement))
+    finally:
+        engine.dispose()

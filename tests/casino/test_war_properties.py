@@ -1,6 +1,7 @@
 """Invariants of every War variant, over many deals: cards are conserved, games end, and a
 game replays exactly from its seeds, even when resumed from its stored state."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ from casino.war.log import (
 )
 from casino.war.replay import play_through, verify
 from casino.war.rules import VARIANTS, WarRules, variant_rules
+from casino.war.simulate import default_seats
 from casino.war.state import CHOICES, TurnInput, WarGame, check_choice
 
 TWO_PLAYER_ONLY = {"tod_und_leben"}
@@ -102,3 +104,18 @@ def test_a_resumed_stream_continues_where_it_stopped() -> None:
         stream.next_u32()
     resumed = RandomStream.resumed(seeds, 13)
     assert [resumed.next_u32() for _ in range(20)] == [stream.next_u32() for _ in range(20)]
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_each_variant_conserves_cards_ends_and_replays(variant: str) -> None:
+    rules = variant_rules(variant, None, {"max_turns": 2_000})
+    seats = default_seats(rules)
+    for nonce in range(5):
+        war = WarGame(rules, seats, HandSeeds("a7" * 32, variant, nonce))
+        state = start(war)
+        records = []
+        while state.end is None:
+            state, record = play_turn(war, state, TurnInput())
+            assert state.card_count == rules.deck_size
+            records.append(record)
+        assert verify(war, [], [record_to_dict(r) for r in records]).matches
