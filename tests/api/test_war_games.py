@@ -12,8 +12,10 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from api.cli import main
 from ledger.database import make_engine
 from tests.api.conftest import Caller, available, new_player
+from tests.audit.support import use_database
 
 
 def _deal(player: Caller, **body: Any) -> dict[str, Any]:
@@ -173,3 +175,57 @@ def test_the_database_refuses_to_change_or_delete_a_played_turn(
                 connection.execute(text(statement))
     finally:
         engine.dispose()
+
+
+def _audit_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], url: str
+) -> tuple[int, dict[str, Any]]:
+    use_database(monkeypatch, url)
+    status = main(["war", "audit", "--json"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return status, report
+
+
+def test_war_audit_replays_every_stored_game(
+    player: Caller,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for variant in ("classic", "online"):
+        game = _deal(player, variant=variant, options={"max_turns": 15})
+        _play_out(player, game["game_id"])
+    status, report = _audit_command(monkeypatch, capsys, database_url)
+    assert status == 0 and report["games"] == 2 and report["failed"] == []
+
+
+def test_war_audit_names_a_game_whose_stored_turn_was_altered(
+    player: Caller,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    game = _deal(player, variant="classic")
+    for _ in range(3):
+        _turn(player, game["game_id"])
+    engine = make_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            if engine.dialect.name == "sqlite":
+                connection.execute(text("DROP TRIGGER war_game_turns_no_update"))
+            else:
+                connection.execute(text("ALTER TABLE war_game_turns DISABLE TRIGGER USER"))
+            record = connection.execute(
+                text("SELECT record FROM war_game_turns WHERE turn = 2")
+            ).scalar_one()
+            altered = json.loads(record) if isinstance(record, str) else dict(record)
+            altered["winner"] = 1 - altered["winner"]
+            connection.execute(
+                text("UPDATE war_game_turns SET record = :record WHERE turn = 2"),
+                {"record": json.dumps(altered)},
+            )
+    finally:
+        engine.dispose()
+    status, report = _audit_command(monkeypatch, capsys, database_url)
+    assert status == 1
+    assert report["failed"] == [{"game_id": game["game_id"], "first_difference": 2}]

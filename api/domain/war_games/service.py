@@ -6,6 +6,7 @@ after (each turn's input and record, appended once). A game has its own seed pai
 server seed is committed to at creation and revealed when the game ends.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -166,6 +167,17 @@ def audit_game(session: Session, game_id: int) -> WarGameAudit:
     record = session.get(WarGameRecord, game_id)
     if record is None:
         raise NotFound("war game")
+    return _audit(session, record)
+
+
+def audit_all_games(session: Session) -> Iterator[WarGameAudit]:
+    """Every stored game replayed, oldest first (`casino-war war audit`)."""
+    for record in session.scalars(select(WarGameRecord).order_by(WarGameRecord.id)):
+        yield _audit(session, record)
+
+
+def _audit(session: Session, record: WarGameRecord) -> WarGameAudit:
+    game_id = record.id
     turns = _turns(session, game_id)
     verdict: Verdict = verify(
         _engine_game(record),
