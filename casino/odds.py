@@ -8,8 +8,10 @@ tied pair: burn cards change nothing in expectation. Ace-low only relabels ranks
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
+from typing import Final
 
-from casino.rules import GameRules
+from casino.rules import GameRules, TableRules
 from casino.shoe import rank_counts
 
 
@@ -35,6 +37,7 @@ def _pair_probability(counts: list[int]) -> Fraction:
     return Fraction(same, total * (total - 1))
 
 
+@cache
 def exact_odds(rules: GameRules) -> Odds:
     counts = list(rank_counts(rules.decks, rules.jokers_per_deck).values())
     total = sum(counts)
@@ -66,3 +69,48 @@ def exact_odds(rules: GameRules) -> Odds:
         house_edge_tie_bet=house_edge_tie_bet,
         element_of_risk_war=house_edge_war / (1 + p_tie),
     )
+
+
+PUBLISHED_PLACES: Final = 6
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedOdds:
+    """What a table publishes to players: the house edge of each bet it offers and the
+    return to player of the war strategy, exact fractions (rounded only for display).
+
+    A bet the table does not offer (surrender where it is not allowed, the tie bet at a
+    table whose maximum tie bet is 0) has no edge to publish: None.
+    """
+
+    war: Fraction
+    surrender: Fraction | None
+    tie_bet: Fraction | None
+
+    @property
+    def rtp(self) -> Fraction:
+        return 1 - self.war
+
+    @property
+    def player_advantage(self) -> tuple[str, ...]:
+        """The bets on which the player, not the house, has the edge."""
+        edges = {"war": self.war, "surrender": self.surrender, "tie_bet": self.tie_bet}
+        return tuple(name for name, edge in edges.items() if edge is not None and edge < 0)
+
+
+def published_odds(rules: TableRules) -> PublishedOdds:
+    odds = exact_odds(rules.game)
+    return PublishedOdds(
+        war=odds.house_edge_war,
+        surrender=odds.house_edge_surrender if rules.game.surrender_allowed else None,
+        tie_bet=odds.house_edge_tie_bet if rules.max_tie_bet else None,
+    )
+
+
+def decimal_text(value: Fraction, places: int = PUBLISHED_PLACES) -> str:
+    """A fraction as a decimal string, rounded half to even: a display figure that never
+    went through a float (`Fraction(1, 3)` -> `"0.333333"`)."""
+    scaled = round(value * 10**places)
+    sign = "-" if scaled < 0 else ""
+    whole, fraction = divmod(abs(scaled), 10**places)
+    return f"{sign}{whole}.{fraction:0{places}d}"

@@ -4,8 +4,8 @@ from fractions import Fraction
 
 import pytest
 
-from casino.odds import exact_odds
-from casino.rules import GameRules
+from casino.odds import decimal_text, exact_odds, published_odds
+from casino.rules import GameRules, TableRules
 
 
 def test_six_decks_match_the_published_house_edges() -> None:
@@ -92,3 +92,28 @@ def test_odds_as_floats_name_every_quantity() -> None:
         "element_of_risk_war",
     }
     assert all(isinstance(value, float) for value in floats.values())
+
+
+def test_published_odds_round_half_to_even_to_six_places_without_a_float() -> None:
+    assert decimal_text(Fraction(1, 3)) == "0.333333"
+    assert decimal_text(Fraction(-1, 8), places=2) == "-0.12"
+    assert decimal_text(Fraction(5, 1_000_000_0)) == "0.000000"
+    assert decimal_text(Fraction(15, 1_000_000_0)) == "0.000002"
+
+
+def test_the_default_table_publishes_the_six_deck_edges_and_rtp() -> None:
+    odds = published_odds(TableRules())
+    assert decimal_text(odds.war) == "0.028771"
+    assert decimal_text(odds.rtp) == "0.971229"
+    assert odds.player_advantage == ()
+
+
+def test_a_tie_bet_paying_too_much_gives_the_player_the_edge() -> None:
+    odds = published_odds(TableRules(game=GameRules(tie_payout=20)))
+    assert odds.player_advantage == ("tie_bet",)
+
+
+def test_a_bet_the_table_does_not_offer_publishes_no_edge() -> None:
+    rules = TableRules(game=GameRules(surrender_allowed=False), max_tie_bet=0)
+    odds = published_odds(rules)
+    assert (odds.surrender, odds.tie_bet) == (None, None)

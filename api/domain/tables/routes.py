@@ -62,7 +62,13 @@ class TableController(Controller):
         return await command.run(
             data,
             lambda s: TableView.of(
-                tables.create_table(s, data.name, data.rule_fields(), settings.currency)
+                tables.create_table(
+                    s,
+                    data.name,
+                    data.rule_fields(),
+                    settings.currency,
+                    allow_player_advantage=data.allow_player_advantage,
+                )
             ),
         )
 

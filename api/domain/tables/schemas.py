@@ -1,10 +1,13 @@
 """Tables and their rules: request and response bodies."""
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Annotated, Any, Final, Self
+
+from pydantic import Field
 
 from api.http.schemas import Currency, Name, RequestBody, ResponseBody
 from api.pagination import Page
+from casino.odds import decimal_text
 from casino.rules import TableRules
 
 if TYPE_CHECKING:  # the service's dataclass; importing it would bring the database layer
@@ -28,10 +31,14 @@ class TableCreate(RequestBody):
     max_bet: int = _HOUSE.max_bet
     max_tie_bet: int = _HOUSE.max_tie_bet
     bet_unit: int = _HOUSE.bet_unit
+    allow_player_advantage: bool = Field(
+        default=False,
+        description="Required to create a table whose rules give the player the edge on a bet.",
+    )
 
     def rule_fields(self) -> dict[str, Any]:
         """The flat rules asked for, as `TableRules.from_dict` takes them."""
-        return self.model_dump(exclude={"name"})
+        return self.model_dump(exclude={"name", "allow_player_advantage"})
 
 
 class Rules(ResponseBody):
@@ -49,19 +56,40 @@ class Rules(ResponseBody):
     bet_unit: int
 
 
+DecimalText = Annotated[str, Field(pattern=r"^-?[0-9]+\.[0-9]{6}$")]
+
+
+class HouseEdge(ResponseBody):
+    """Exact house edges rounded to 6 places, as text: display figures, not money. A bet the
+    table does not offer has none."""
+
+    war: DecimalText
+    surrender: DecimalText | None
+    tie_bet: DecimalText | None
+
+
 class TableView(Rules):
     id: int
     name: str
     open: bool
     created_at: datetime
+    house_edge: HouseEdge
+    rtp: DecimalText = Field(description="Return to player of the war strategy, per unit bet.")
 
     @classmethod
     def of(cls, table: "Table") -> Self:
+        odds = table.odds
         return cls(
             id=table.id,
             name=table.name,
             open=table.open,
             created_at=table.created_at,
+            house_edge=HouseEdge(
+                war=decimal_text(odds.war),
+                surrender=None if odds.surrender is None else decimal_text(odds.surrender),
+                tie_bet=None if odds.tie_bet is None else decimal_text(odds.tie_bet),
+            ),
+            rtp=decimal_text(odds.rtp),
             **table.rules.as_dict(),
         )
 

@@ -13,8 +13,9 @@ from sqlalchemy.sql.dml import Insert
 
 from api.db.models import CasinoTable
 from api.db.unique import add_unique
-from api.errors import Conflict, NotFound
+from api.errors import Conflict, NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
+from casino.odds import PublishedOdds, published_odds
 from casino.rules import TableRules
 
 STANDARD_TABLE = "standard"
@@ -30,18 +31,39 @@ class Table:
     created_at: datetime
     rules: TableRules
 
+    @property
+    def odds(self) -> PublishedOdds:
+        """The house edge of each bet offered and the RTP, published with the table."""
+        return published_odds(self.rules)
+
 
 def _table(row: CasinoTable) -> Table:
     return Table(row.id, row.name, row.is_open, row.created_at, TableRules.from_dict(row.rules))
 
 
 def create_table(
-    session: Session, name: str, rule_fields: Mapping[str, Any], default_currency: str
+    session: Session,
+    name: str,
+    rule_fields: Mapping[str, Any],
+    default_currency: str,
+    *,
+    allow_player_advantage: bool = False,
 ) -> Table:
     """A new table; `rule_fields` are the flat rules (`TableRules.as_dict`), defaults filling
-    gaps, and the table deals in `default_currency` unless they name another."""
+    gaps, and the table deals in `default_currency` unless they name another.
+
+    Rules that give the player the edge on a bet the table offers are refused unless the
+    operator says so explicitly: a typo in a payout must not become a promotion.
+    """
     currency = rule_fields.get("currency") or default_currency
     rules = TableRules.from_dict({**rule_fields, "currency": currency})  # refuses, naming the field
+    favoured = published_odds(rules).player_advantage
+    if favoured and not allow_player_advantage:
+        raise Refused(
+            "player_advantage",
+            f"these rules give the player the edge on {', '.join(favoured)}; "
+            "create the table with allow_player_advantage true if that is meant",
+        )
     row = CasinoTable(
         name=name,
         currency=rules.currency,
