@@ -137,6 +137,8 @@ class HandRecord(Base):
     balance_after: Mapped[int | None] = mapped_column(Money)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
     settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    engine_version: Mapped[str | None] = mapped_column(String(16))
+    rules_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class WarGameRecord(Base):

@@ -4,6 +4,8 @@ import pytest
 
 from api.db.database import Database
 from api.settings import Settings
+from casino.rules import TableRules
+from casino.version import ENGINE_VERSION, rules_hash
 from ledger import chart
 from ledger.chains import chain_for
 from ledger.posting import transactions_for_reference
@@ -185,3 +187,14 @@ def test_a_players_money_moves_on_the_players_chain_with_that_chains_house(
                 assert chart.house("USD", chain).code in {e.account for e in settlement.entries}
     finally:
         database.dispose()
+
+
+def test_a_hand_names_the_engine_that_dealt_it_and_the_hash_of_its_rules(
+    player: Caller,
+) -> None:
+    hand = play_until(player, standard_table_id(player), "awaiting_decision")
+    rules = TableRules.from_dict(hand["rules"])
+    assert hand["engine"] == {"version": ENGINE_VERSION, "rules_hash": rules_hash(rules)}
+    decided = player.post(f"/v1/hands/{hand['id']}/decision", {"action": "war"}).json()
+    assert decided["engine"] == hand["engine"]
+    assert player.get(f"/v1/hands/{hand['id']}").json()["engine"] == hand["engine"]

@@ -182,9 +182,33 @@ def test_changed_recorded_rules_are_caught_field_by_field_against_the_table(
     status, document = _cli_audit(monkeypatch, database_url, capsys)
     assert status == 1
     differences = _differences(document, hand.id)
-    assert set(differences) == {"rules.max_bet", "rules.min_bet"}
+    assert set(differences) == {"rules.max_bet", "rules.min_bet", "engine.rules_hash"}
     assert differences["rules.max_bet"]["recorded"] == rules["max_bet"]
     assert differences["rules.max_bet"]["derived"] == rules["max_bet"] // 10
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"engine_version": "0.9.9"}, "engine.version"),
+        ({"rules_hash": "0" * 64}, "engine.rules_hash"),
+        ({"engine_version": None}, "engine.version"),
+    ],
+)
+def test_a_forged_engine_version_or_rules_hash_is_caught(
+    database: Database,
+    database_url: str,
+    played: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    values: dict[str, object],
+    field: str,
+) -> None:
+    hand = played["surrendered"]
+    _set(database.engine, hand.id, **values)
+    status, document = _cli_audit(monkeypatch, database_url, capsys)
+    assert status == 1
+    assert set(_differences(document, hand.id)) == {field}
 
 
 def test_a_wager_the_table_refuses_is_caught_on_bet(

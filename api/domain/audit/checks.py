@@ -27,6 +27,8 @@ from api.domain.hands.ledger import (
 )
 from casino.errors import GameError
 from casino.hand import Action, Hand, HandStatus, Outcome
+from casino.rules import TableRules
+from casino.version import KNOWN_ENGINE_VERSIONS, rules_hash
 from ledger import chart
 from ledger.chains import follows
 
@@ -56,6 +58,7 @@ def _check_record_fields(
         add(Difference("table_id", row.table_id, "no such table"))
     for difference in rules.differences:
         add(difference)
+    _check_engine(row, rules, add)
     if rules.wager_rules is not None:
         try:
             rules.wager_rules.check_wager(row.bet, row.tie_bet)
@@ -63,6 +66,23 @@ def _check_record_fields(
             message = str(error)
             name = "tie_bet" if message.startswith("tie_bet") else "bet"
             add(Difference(name, getattr(row, name), f"refused by the table's rules: {message}"))
+
+
+def _check_engine(row: HandRow, rules: RulesVerdict, add: Callable[[Difference], None]) -> None:
+    """A recorded game software version this audit knows, and a rules hash that is the hash
+    of the rules recorded with the hand. Hands from before versions were recorded have
+    neither, and only that pair of NULLs is accepted."""
+    if row.engine_version is None:
+        if row.rules_hash is not None:
+            add(Difference("engine.version", None, "recorded with its rules_hash"))
+        return
+    if row.engine_version not in KNOWN_ENGINE_VERSIONS:
+        known = " or ".join(sorted(KNOWN_ENGINE_VERSIONS))
+        add(Difference("engine.version", row.engine_version, known))
+    if isinstance(rules.recorded, TableRules):
+        expected = rules_hash(rules.recorded)
+        if row.rules_hash != expected:
+            add(Difference("engine.rules_hash", row.rules_hash, expected))
 
 
 def _by_kind(txns: Sequence[LedgerTxn]) -> dict[str, list[LedgerTxn]]:

@@ -65,6 +65,8 @@ class HandRow(NamedTuple):
     server_seed_hash: str | None
     client_seed: str | None
     table_rules: str | None  # the table's rules as JSON text; None: the table row is gone
+    engine_version: str | None  # None: dealt before the version was recorded
+    rules_hash: str | None
 
 
 _h = hands_table.c
@@ -100,6 +102,8 @@ HAND_COLUMNS = (
     seed_pairs_table.c.server_seed_hash,
     seed_pairs_table.c.client_seed,
     cast(casino_tables_table.c.rules, String).label("table_rules"),
+    _h.engine_version,
+    _h.rules_hash,
 )
 
 

@@ -26,6 +26,19 @@ class Fairness:
 
 
 @dataclass(frozen=True, slots=True)
+class Engine:
+    """The game software that dealt the hand and the hash of the rules it dealt under."""
+
+    version: str
+    rules_hash: str | None
+
+
+def engine_of(version: str | None, rules_hash: str | None) -> Engine | None:
+    """None for hands dealt before the version was recorded."""
+    return None if version is None else Engine(version, rules_hash)
+
+
+@dataclass(frozen=True, slots=True)
 class HandDetails:
     id: int
     table_id: int
@@ -50,6 +63,7 @@ class HandDetails:
     rules: Mapping[str, Any]
     created_at: datetime
     settled_at: datetime | None
+    engine: Engine | None
 
 
 def war_cards(record: HandRecord) -> WarCards | None:
@@ -85,4 +99,5 @@ def hand_details(record: HandRecord, pair: SeedPair, *, reveal: bool) -> HandDet
         rules=record.rules,
         created_at=record.created_at,
         settled_at=record.settled_at,
+        engine=engine_of(record.engine_version, record.rules_hash),
     )

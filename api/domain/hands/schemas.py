@@ -37,6 +37,11 @@ class Fairness(ResponseBody):
     server_seed: str | None
 
 
+class EngineView(ResponseBody):
+    version: str
+    rules_hash: str | None
+
+
 class HandView(ResponseBody):
     id: int
     table_id: int
@@ -61,6 +66,10 @@ class HandView(ResponseBody):
     rules: Rules
     created_at: datetime
     settled_at: datetime | None
+    engine: EngineView | None = Field(
+        description="The game software that dealt the hand and the SHA-256 of its rules' "
+        "canonical JSON; null for hands dealt before versions were recorded."
+    )
 
 
 class HandPage(ResponseBody):

@@ -17,7 +17,7 @@ from api.db.memo import Memo, memo
 from api.db.models import HandRecord, SeedPair
 from api.domain.hands import postings, store
 from api.domain.hands.decisions import DecidedBy
-from api.domain.hands.details import Fairness, HandDetails, WarCards, hand_details
+from api.domain.hands.details import Fairness, HandDetails, WarCards, engine_of, hand_details
 from api.domain.hands.postings import HandAccounts, HandRef
 from api.domain.players.turn import lock_player_on, refuse_unfinished
 from api.domain.tables import service as tables
@@ -26,6 +26,7 @@ from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
+from casino.version import ENGINE_VERSION, rules_hash
 from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
@@ -90,6 +91,8 @@ def open_hand(
         "total_staked": hand.total_staked,
         "balance_before": found.wallet_balance,
         "created_at": created_at,
+        "engine_version": ENGINE_VERSION,
+        "rules_hash": rules_hash(rules),
         **_settled_fields(hand, found.wallet_balance - hand.total_staked),
     }
     hand_id = store.insert_hand(driver, record)
@@ -187,6 +190,8 @@ def _recorded(found: store.Deciding) -> dict[str, Any]:
         "dealer_card": found.dealer_card,
         "balance_before": found.balance_before,
         "created_at": found.created_at,
+        "engine_version": found.engine_version,
+        "rules_hash": found.rules_hash,
     }
 
 
@@ -224,6 +229,7 @@ def _details(
         rules=record["rules"],
         created_at=record["created_at"],
         settled_at=record["settled_at"],
+        engine=engine_of(record["engine_version"], record["rules_hash"]),
     )
 
 

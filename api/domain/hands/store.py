@@ -35,10 +35,12 @@ _INSERT_HAND = Sql.of(
     """
     INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status,
         bet, tie_bet, raise_amount, player_card, dealer_card, outcome, total_staked,
-        total_returned, net, balance_before, balance_after, created_at, settled_at)
+        total_returned, net, balance_before, balance_after, created_at, settled_at,
+        engine_version, rules_hash)
     VALUES (:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rules, :status,
         :bet, :tie_bet, 0, :player_card, :dealer_card, :outcome, :total_staked,
-        :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at)
+        :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at,
+        :engine_version, :rules_hash)
     RETURNING id
     """
 )
@@ -49,7 +51,8 @@ _DECIDING = Sql.of(
     """
     SELECT h.player_id, h.table_id, h.nonce, h.currency, CAST(h.rules AS TEXT),
         h.bet, h.tie_bet, h.decision, h.player_card, h.dealer_card, h.balance_before,
-        h.created_at, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.revealed_at
+        h.created_at, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.revealed_at,
+        h.engine_version, h.rules_hash
     FROM hands h JOIN seed_pairs sp ON sp.id = h.seed_pair_id
     WHERE h.id = :hand_id
     """
@@ -147,6 +150,8 @@ class Deciding:
     server_seed_hash: str
     client_seed: str
     revealed: bool
+    engine_version: str | None
+    rules_hash: str | None
 
 
 def hand_player(driver: Driver, hand_id: int) -> int | None:
@@ -160,7 +165,7 @@ def deciding(driver: Driver, hand_id: int) -> Deciding | None:
         return None
     (player_id, table_id, nonce, currency, rules, bet, tie_bet, decision) = row[:8]
     (player_card, dealer_card, balance_before, created_at) = row[8:12]
-    (server_seed, seed_hash, client_seed, revealed_at) = row[12:]
+    (server_seed, seed_hash, client_seed, revealed_at, engine_version, hashed) = row[12:]
     return Deciding(
         player_id,
         table_id,
@@ -178,6 +183,8 @@ def deciding(driver: Driver, hand_id: int) -> Deciding | None:
         seed_hash,
         client_seed,
         revealed_at is not None,
+        engine_version,
+        hashed,
     )
 
 
