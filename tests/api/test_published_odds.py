@@ -12,9 +12,7 @@ def test_every_table_view_publishes_its_house_edges_and_rtp(player: Caller) -> N
         "tie_bet": "0.186495",
     }
     assert standard["rtp"] == "0.971229"
-    assert player.get(f"/v1/tables/{standard['id']}").json()["house_edge"] == standard[
-        "house_edge"
-    ]
+    assert player.get(f"/v1/tables/{standard['id']}").json()["house_edge"] == standard["house_edge"]
 
 
 def test_a_bet_the_table_does_not_offer_publishes_no_edge(operator: Caller) -> None:
