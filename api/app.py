@@ -12,6 +12,7 @@ from api.domain.hands.routes import HandController
 from api.domain.players.routes import PlayerController
 from api.domain.reports.routes import ReportController
 from api.domain.seeds.routes import SeedController
+from api.domain.statements.routes import StatementController
 from api.domain.tables.routes import TableController
 from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.service import Authenticator
@@ -48,6 +49,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             HandController,
             AuditController,
             ReportController,
+            StatementController,
             WarGameController,
             WarGameAuditController,
         ],

@@ -207,5 +207,6 @@ def _table(model: type[Base]) -> Table:
 
 
 hands_table = _table(HandRecord)
+players_table = _table(Player)
 seed_pairs_table = _table(SeedPair)
 casino_tables_table = _table(CasinoTable)
