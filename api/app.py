@@ -10,6 +10,7 @@ from api.domain.audit.routes import AuditController
 from api.domain.cashier.routes import CashierController
 from api.domain.hands.routes import HandController
 from api.domain.players.routes import PlayerController
+from api.domain.protection.routes import ProtectionController
 from api.domain.reports.routes import ReportController
 from api.domain.seeds.routes import SeedController
 from api.domain.statements.routes import StatementController
@@ -50,6 +51,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             AuditController,
             ReportController,
             StatementController,
+            ProtectionController,
             WarGameController,
             WarGameAuditController,
         ],

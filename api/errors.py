@@ -38,6 +38,11 @@ class Forbidden(DomainError):
         super().__init__("forbidden", detail)
 
 
+class Restricted(DomainError):
+    """The player's own protections bar this now (self-exclusion, a play-time limit): the
+    request is understood and allowed to the role, but not to this player at this time."""
+
+
 class Unauthenticated(DomainError):
     """The caller did not prove who they are."""
 

@@ -1,11 +1,14 @@
 """Service settings, read from `CASINO_WAR_*` environment variables."""
 
+from datetime import timedelta
 from functools import cache
 from typing import Literal
 from zoneinfo import ZoneInfo
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from api.domain.protection.policy import ProtectionPolicy
 
 
 class Settings(BaseSettings):
@@ -17,6 +20,9 @@ class Settings(BaseSettings):
     gaming_day_start_hour: int = Field(default=0, ge=0, le=23)
     decision_timeout_seconds: int = Field(default=86_400, gt=0)
     abandoned_tie_action: Literal["surrender", "war"] = "surrender"
+    # Player protection: how long a looser limit waits, and the pause that ends play time.
+    limit_cooling_off_seconds: int = Field(default=86_400, ge=0)
+    play_idle_gap_seconds: int = Field(default=300, gt=0)
     # How many server processes share the database; `casino-war serve --workers` sets it.
     workers: int = Field(default=1, ge=1)
 
@@ -29,6 +35,15 @@ class Settings(BaseSettings):
     @property
     def time_zone(self) -> ZoneInfo:
         return ZoneInfo(self.gaming_day_timezone)
+
+    @property
+    def protection(self) -> ProtectionPolicy:
+        return ProtectionPolicy(
+            zone=self.time_zone,
+            start_hour=self.gaming_day_start_hour,
+            cooling_off=timedelta(seconds=self.limit_cooling_off_seconds),
+            idle_gap=timedelta(seconds=self.play_idle_gap_seconds),
+        )
 
 
 @cache

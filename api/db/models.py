@@ -18,6 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -39,6 +40,9 @@ class Player(Base):
     display_name: Mapped[str | None] = mapped_column(String(100))
     external_ref: Mapped[str | None] = mapped_column(String(255), unique=True)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
+    # Whether the player has ever set a limit or an exclusion: read with the player's lock,
+    # so a hand or a deposit of a player without any pays nothing more for the checks.
+    protected: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
 
 
 class ApiToken(Base):
@@ -139,6 +143,39 @@ class HandRecord(Base):
     settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
     engine_version: Mapped[str | None] = mapped_column(String(16))
     rules_hash: Mapped[str | None] = mapped_column(String(64))
+
+
+class PlayerLimit(Base):
+    """One change of one limit, kept for ever: the limit in force at an instant is the
+    newest change already effective then; a raise waits out the cooling-off period."""
+
+    __tablename__ = "player_limits"
+    __table_args__ = (Index("ix_player_limits_player_id_id", "player_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    kind: Mapped[str] = mapped_column(String(16))
+    period: Mapped[str | None] = mapped_column(String(8))
+    currency: Mapped[str | None] = mapped_column(String(3))
+    amount: Mapped[int | None] = mapped_column(BigInteger)  # None: the limit removed
+    effective_at: Mapped[datetime] = mapped_column(Timestamp)
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    token_id: Mapped[int | None] = mapped_column(Id)
+
+
+class SelfExclusion(Base):
+    """A time-out or self-exclusion (`until` None: indefinite); never ended early."""
+
+    __tablename__ = "self_exclusions"
+    __table_args__ = (Index("ix_self_exclusions_player_id_id", "player_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    player_id: Mapped[int] = mapped_column(Id, ForeignKey("players.id"))
+    starts_at: Mapped[datetime] = mapped_column(Timestamp)
+    until: Mapped[datetime | None] = mapped_column(Timestamp)
+    reason: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[datetime] = mapped_column(Timestamp)
+    token_id: Mapped[int | None] = mapped_column(Id)
 
 
 class WarGameRecord(Base):

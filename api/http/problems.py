@@ -27,6 +27,7 @@ from api.errors import (
     InvalidInput,
     NotFound,
     Refused,
+    Restricted,
     Unauthenticated,
 )
 from casino.errors import GameError, InvalidChoice, InvalidRules, InvalidSeed
@@ -84,6 +85,7 @@ _STATUS_OF_KIND: dict[type[DomainError], int] = {
     Conflict: 409,
     Refused: 422,
     Forbidden: 403,
+    Restricted: 403,
     Unauthenticated: 401,
 }
 _GAME_STATUS = {

@@ -4,9 +4,17 @@ Requests are strict: amounts must be JSON integers (never floats or strings) and
 fields are refused, so a client's typo fails loudly instead of being ignored.
 """
 
+from datetime import datetime
 from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+)
 
 MAX_ID = 2**63 - 1  # ids are 64-bit: larger ones cannot exist
 Id = Annotated[int, Field(ge=1, le=MAX_ID)]
@@ -17,6 +25,20 @@ Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
 _PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=_PRINTABLE)]
 Reference = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=_PRINTABLE)]
+
+
+def _instant_from_text(value: object) -> object:
+    """JSON carries instants as text, which strict models refuse for a datetime: parsed
+    here first (RFC 3339; an instant without its offset is still refused after)."""
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError("must be an RFC 3339 date-time with its offset") from None
+    return value
+
+
+Instant = Annotated[AwareDatetime, BeforeValidator(_instant_from_text)]
 
 
 class RequestBody(BaseModel):

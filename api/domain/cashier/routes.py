@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from api.domain.cashier import service as cashier
 from api.domain.cashier.schemas import CashierReceipt, CashierRequest
+from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tokens.service import Principal, Role
 from api.http.routing import (
     BEARER,
@@ -49,7 +50,7 @@ class CashierController(Controller):
         return await _cashier_move(data, principal, settings, command, cashier.withdraw)
 
 
-CashierMove = Callable[[Session, int, int, str, str], cashier.Receipt]
+CashierMove = Callable[[Session, int, int, str, str, ProtectionPolicy], cashier.Receipt]
 
 
 async def _cashier_move(
@@ -63,6 +64,13 @@ async def _cashier_move(
     return await command.run(
         data,
         lambda s: CashierReceipt.model_validate(
-            move(s, data.player_id, data.amount, data.currency, settings.currency)
+            move(
+                s,
+                data.player_id,
+                data.amount,
+                data.currency,
+                settings.currency,
+                settings.protection,
+            )
         ),
     )

@@ -10,6 +10,8 @@ from sqlalchemy.orm import Session
 from api.db.memo import Memo, memo
 from api.domain.players.service import offered_currencies
 from api.domain.players.turn import lock_player_on
+from api.domain.protection.checks import refuse_deposit
+from api.domain.protection.policy import ProtectionPolicy
 from api.errors import Refused
 from ledger import chart
 from ledger.chains import chain_for
@@ -17,6 +19,8 @@ from ledger.driver import driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import post_new, read_balance
 from ledger.model import TransactionRequest, Transfer
+
+DEFAULT_POLICY = ProtectionPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,13 +56,17 @@ def _move(
     amount: int,
     currency: str,
     default_currency: str,
+    policy: ProtectionPolicy,
 ) -> Receipt:
     """One cash movement: refusals decided first (the player, the currency, the wallet's
-    balance for a withdrawal), then one ledger transaction on the player's chain."""
+    balance for a withdrawal, a protected player's exclusion and deposit limits), then one
+    ledger transaction on the player's chain. Withdrawals are never barred by protection."""
     driver = driver_of(session)
     known = memo(session)
-    lock_player_on(driver, player_id)
+    protected = lock_player_on(driver, player_id)
     _check_currency(session, known, currency, default_currency)
+    if protected and kind == "deposit":
+        refuse_deposit(session, player_id, currency, amount, policy)
     chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
@@ -83,7 +91,12 @@ def _move(
 
 
 def deposit(
-    session: Session, player_id: int, amount: int, currency: str, default_currency: str
+    session: Session,
+    player_id: int,
+    amount: int,
+    currency: str,
+    default_currency: str,
+    policy: ProtectionPolicy = DEFAULT_POLICY,
 ) -> Receipt:
     return _move(
         session,
@@ -92,11 +105,17 @@ def deposit(
         amount=amount,
         currency=currency,
         default_currency=default_currency,
+        policy=policy,
     )
 
 
 def withdraw(
-    session: Session, player_id: int, amount: int, currency: str, default_currency: str
+    session: Session,
+    player_id: int,
+    amount: int,
+    currency: str,
+    default_currency: str,
+    policy: ProtectionPolicy = DEFAULT_POLICY,
 ) -> Receipt:
     """A withdrawal beyond the balance is refused before anything is written (and the
     wallet's limit in the ledger would refuse it too)."""
@@ -107,4 +126,5 @@ def withdraw(
         amount=amount,
         currency=currency,
         default_currency=default_currency,
+        policy=policy,
     )

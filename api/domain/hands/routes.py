@@ -16,6 +16,7 @@ from api.http.routing import (
     PathId,
     PrincipalDependency,
     QueryId,
+    SettingsDependency,
     command,
     problems,
 )
@@ -33,14 +34,25 @@ class HandController(Controller):
         self,
         data: JSONBody[HandOpen],
         principal: PrincipalDependency,
+        settings: SettingsDependency,
         command: CommandDependency,
     ) -> Response[HandView]:
-        """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision."""
+        """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision.
+        A player's limits and exclusion are checked first (docs/player-protection.md)."""
         player_id = principal.own_player_id()
+        policy = settings.protection
         return await command.run(
             data,
             lambda s: HandView.model_validate(
-                hands.open_hand(s, player_id, data.table_id, data.bet, data.tie_bet, data.currency)
+                hands.open_hand(
+                    s,
+                    player_id,
+                    data.table_id,
+                    data.bet,
+                    data.tie_bet,
+                    data.currency,
+                    policy=policy,
+                )
             ),
         )
 

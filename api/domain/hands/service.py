@@ -20,6 +20,8 @@ from api.domain.hands.decisions import DecidedBy
 from api.domain.hands.details import Fairness, HandDetails, WarCards, engine_of, hand_details
 from api.domain.hands.postings import HandAccounts, HandRef
 from api.domain.players.turn import lock_player_on, refuse_unfinished
+from api.domain.protection import checks as protection
+from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tables import service as tables
 from api.errors import NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
@@ -30,6 +32,8 @@ from casino.version import ENGINE_VERSION, rules_hash
 from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
+
+DEFAULT_POLICY = ProtectionPolicy()
 
 
 def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]:
@@ -45,6 +49,13 @@ def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]
     }
 
 
+def _refuse_other_currency(table_id: int, rules: TableRules, currency: str | None) -> None:
+    if currency is not None and currency != rules.currency:
+        raise Refused(
+            "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
+        )
+
+
 def open_hand(
     session: Session,
     player_id: int,
@@ -52,11 +63,13 @@ def open_hand(
     bet: int,
     tie_bet: int,
     currency: str | None = None,
+    *,
+    policy: ProtectionPolicy = DEFAULT_POLICY,
 ) -> HandDetails:
-    """Deal a hand: every refusal is decided by one read, before anything is written."""
+    """Deal a hand: every refusal (a protected player's too) is decided before any write."""
     driver = driver_of(session)
     known = memo(session)
-    lock_player_on(driver, player_id)
+    protected = lock_player_on(driver, player_id)
     rules = _table_rules(driver, known, table_id)
     accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
     found = store.opening(driver, player_id, table_id, accounts.wallet.code if accounts else "")
@@ -64,11 +77,10 @@ def open_hand(
     if rules is None or accounts is None or found.table_open is None:
         raise NotFound("table")
     tables.require_open(table_id, found.table_open)
-    if currency is not None and currency != rules.currency:
-        raise Refused(
-            "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
-        )
+    _refuse_other_currency(table_id, rules, currency)
     rules.check_wager(bet, tie_bet)
+    if protected:
+        protection.refuse_new_hand(session, player_id, rules.currency, bet, tie_bet, policy)
     seeds = HandSeeds(found.server_seed, found.client_seed, found.nonce)
     hand = deal(rules.game, seeds, bet, tie_bet)
     if found.wallet_balance < hand.total_staked:

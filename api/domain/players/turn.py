@@ -17,7 +17,7 @@ from ledger.driver import Driver, Sql, driver_of
 
 # The status is written into the statement, so that SQLite uses the partial index of hands
 # awaiting a decision, whatever the player's history.
-_LOCK_PLAYER = Sql.of("SELECT id FROM players WHERE id = :player_id{for_update}")
+_LOCK_PLAYER = Sql.of("SELECT protected FROM players WHERE id = :player_id{for_update}")
 UNFINISHED_HAND = (
     "SELECT h.id FROM hands h WHERE h.player_id = :player_id "
     f"AND h.status = '{HandStatus.AWAITING_DECISION.value}'"
@@ -30,12 +30,16 @@ def lock_player(session: Session, player_id: int) -> None:
     lock_player_on(driver_of(session), player_id)
 
 
-def lock_player_on(driver: Driver, player_id: int) -> None:
+def lock_player_on(driver: Driver, player_id: int) -> bool:
     """Check that the player exists and, on PostgreSQL, lock the row for the rest of the
     transaction. What the unit of work reads next, it reads in later statements: under
-    READ COMMITTED those see everything the previous holder of the lock committed."""
-    if driver.first(_LOCK_PLAYER, {"player_id": player_id}) is None:
+    READ COMMITTED those see everything the previous holder of the lock committed.
+
+    Returns whether the player has protections (limits, exclusions) to check."""
+    row = driver.first(_LOCK_PLAYER, {"player_id": player_id})
+    if row is None:
         raise NotFound("player")
+    return bool(row[0])
 
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
