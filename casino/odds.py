@@ -114,3 +114,46 @@ def decimal_text(value: Fraction, places: int = PUBLISHED_PLACES) -> str:
     sign = "-" if scaled < 0 else ""
     whole, fraction = divmod(abs(scaled), 10**places)
     return f"{sign}{whole}.{fraction:0{places}d}"
+
+
+@dataclass(frozen=True, slots=True)
+class WinVariance:
+    """The variance of one hand's result per unit staked, exact, for the always-war player:
+    per unit of main bet (the raise included), per unit of tie bet, and their covariance on
+    the same hand (a tie bet wins exactly when the main bet goes to war). A hand with main
+    bet b and tie bet t has variance b² main + t² tie + 2bt covariance.
+    """
+
+    main: Fraction
+    tie: Fraction
+    covariance: Fraction
+
+
+@cache
+def win_variance(rules: GameRules) -> WinVariance:
+    counts = list(rank_counts(rules.decks, rules.jokers_per_deck).values())
+    total = sum(counts)
+    p_tie = _pair_probability(counts)
+    tie_pays = 2 if rules.war_tie_bonus else 1
+    war_mean = Fraction(0)  # the player's result per unit, given a first-deal tie
+    war_square = Fraction(0)
+    for index, count in enumerate(counts):
+        if count < 2:
+            continue
+        weight = Fraction(count * (count - 1), total * (total - 1)) / p_tie
+        remaining = [c - 2 if i == index else c for i, c in enumerate(counts)]
+        war_tie = _pair_probability(remaining)
+        decided = (1 - war_tie) / 2
+        war_mean += weight * (decided * 1 + war_tie * tie_pays - decided * 2)
+        war_square += weight * (decided * 1 + war_tie * tie_pays**2 + decided * 4)
+    main_mean = p_tie * war_mean  # non-ties are +1 and -1 equally often
+    main_square = (1 - p_tie) + p_tie * war_square
+    tie_mean = p_tie * rules.tie_payout - (1 - p_tie)
+    tie_square = p_tie * rules.tie_payout**2 + (1 - p_tie)
+    # E[main x tie]: off a tie the tie bet loses 1 while the main bet's ±1 averages 0.
+    both = p_tie * rules.tie_payout * war_mean
+    return WinVariance(
+        main=main_square - main_mean**2,
+        tie=tie_square - tie_mean**2,
+        covariance=both - main_mean * tie_mean,
+    )

@@ -247,7 +247,8 @@ def test_csv_with_accept_text_csv(database: Database, operator: Caller) -> None:
     )
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(response.text)))
+    table = [line for line in io.StringIO(response.text) if not line.startswith("#")]
+    rows = list(csv.DictReader(table))
     assert [r["player_id"] for r in rows] == [str(player), "TOTAL"]
     assert rows[0]["hands"] == "5" and rows[0]["house_win"] == rows[1]["house_win"]
 
@@ -317,7 +318,8 @@ def test_cli_report_in_every_format(
     assert document["rows"][0]["house_win"] == -hand.net
     assert document["rows"][0]["table_id"] == hand.table_id
     assert main([*args, "--format", "csv"]) == 0
-    assert capsys.readouterr().out.splitlines()[0].startswith("day,currency,hands,handle")
+    table = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
+    assert table[0].startswith("day,currency,hands,handle")
     assert main(args) == 0
     assert "TOTAL" in capsys.readouterr().out
     assert main(["report", "payouts", "--from", "2026-06-11", "--to", "2026-06-10"]) == 2
@@ -345,8 +347,9 @@ def test_cli_json_is_the_api_body_but_for_row_keys_key_order_and_time_zone_suffi
     assert main(["report", "payouts", *args, "--format", "json"]) == 0
     cli = json.loads(capsys.readouterr().out)
 
-    assert list(api) == ["from", "to", "group_by", "gaming_day", "rows", "totals", "discrepancies"]
-    assert list(cli) == ["from", "to", "gaming_day", "group_by", "rows", "totals", "discrepancies"]
+    common = ["rows", "totals", "discrepancies", "header", "no_activity"]
+    assert list(api) == ["from", "to", "group_by", "gaming_day", *common]
+    assert list(cli) == ["from", "to", "gaming_day", "group_by", *common]
     assert api["gaming_day"]["utc_start"].endswith("Z")
     assert cli["gaming_day"] == {
         name: value.replace("Z", "+00:00") if name.startswith("utc_") else value
@@ -364,3 +367,35 @@ def test_cli_json_is_the_api_body_but_for_row_keys_key_order_and_time_zone_suffi
     assert {name: cli[name] for name in ("from", "to", "group_by", "discrepancies")} == {
         name: api[name] for name in ("from", "to", "group_by", "discrepancies")
     }
+
+
+def test_each_row_carries_the_holds_standard_error_and_95_percent_interval(
+    database: Database, operator: Caller
+) -> None:
+    player = new_player(database)
+    for minute in range(6):
+        _settle_at(database, player, datetime(2026, 6, 10, 12, minute, tzinfo=NEW_YORK))
+    body = operator.get("/v1/reports/payouts", **{"from": "2026-06-10", "to": "2026-06-10"}).json()
+    (row,) = body["rows"]
+    low, high = row["hold_interval_95"]
+    assert row["hold_std_error"] > 0 and low < row["theoretical_hold"] < high
+    assert row["outside_interval"] == (not low <= row["hold"] <= high)
+    assert body["no_activity"] is False
+    assert body["header"]["filters"] == {
+        "from": "2026-06-10",
+        "to": "2026-06-10",
+        "group_by": "day",
+    }
+    assert body["header"]["engine_version"] and body["header"]["software_version"]
+
+
+def test_a_period_without_hands_says_so(operator: Caller) -> None:
+    body = operator.get("/v1/reports/payouts", **{"from": "2026-01-01", "to": "2026-01-02"}).json()
+    assert body["rows"] == [] and body["no_activity"] is True
+    csv_text = operator.get(
+        "/v1/reports/payouts",
+        headers={"Accept": "text/csv"},
+        **{"from": "2026-01-01", "to": "2026-01-02"},
+    ).text
+    assert csv_text.splitlines()[0] == "# payout report"
+    assert csv_text.splitlines()[-1].startswith("NO ACTIVITY")

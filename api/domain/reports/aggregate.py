@@ -17,7 +17,16 @@ from api.domain.reports.results import (
     GroupBy,
     PayoutRow,
 )
-from api.domain.reports.theoretical import BetsByRules, add_bets, odds_for_rules, theoretical_win
+from api.domain.reports.spread import hold_spread
+from api.domain.reports.theoretical import (
+    BetsByRules,
+    add_bets,
+    add_hand,
+    odds_for_rules,
+    theoretical_win,
+    variance_for_rules,
+    win_variance_of,
+)
 from casino.hand import Outcome
 from casino.odds import Odds
 
@@ -88,13 +97,7 @@ class _Group:
         surrendered = hand.outcome == SURRENDER
         if surrendered:
             self.surrenders += 1
-        bets = self.bets.get(hand.rules)
-        if bets is None:
-            bets = self.bets[hand.rules] = [0, 0, 0]
-        bets[0] += hand.bet
-        if surrendered:
-            bets[1] += hand.bet
-        bets[2] += hand.tie_bet
+        add_hand(self.bets, hand.rules, hand.bet, hand.tie_bet, surrendered=surrendered)
 
     def merge(self, other: "_Group") -> None:
         self.hands += other.hands
@@ -110,6 +113,9 @@ class _Group:
         """The group's row; `group` names its one key (day, table_id or player_id), if any."""
         theoretical = theoretical_win(self.bets, odds)
         house_win = self.handle - self.returned
+        spread = hold_spread(
+            self.handle, house_win, theoretical, win_variance_of(self.bets, variance_for_rules)
+        )
         return PayoutRow(
             currency=currency,
             hands=self.hands,
@@ -123,6 +129,10 @@ class _Group:
             wars=self.wars,
             surrenders=self.surrenders,
             tie_bets_won=self.tie_bets_won,
+            hold_std_error=spread.std_error if spread else None,
+            hold_interval_low=spread.low if spread else None,
+            hold_interval_high=spread.high if spread else None,
+            outside_interval=spread.outside if spread else None,
             **group,
         )
 

@@ -20,7 +20,13 @@ from api.db.snapshot import read_snapshot
 from api.domain.reports.csv import TOTAL, to_csv
 from api.domain.reports.gaming_day import DayRange
 from api.domain.reports.payouts import payout_report
-from api.domain.reports.results import FIGURES, GROUP_COLUMNS, PayoutReport, PayoutRow
+from api.domain.reports.results import (
+    FIGURES,
+    GROUP_COLUMNS,
+    JSON_FIGURES,
+    PayoutReport,
+    PayoutRow,
+)
 from api.errors import InvalidInput
 from api.settings import get_settings
 
@@ -89,18 +95,26 @@ def _json_document(report: PayoutReport) -> dict[str, Any]:
             "utc_end": window.utc_end.isoformat(),
         },
         "group_by": report.group_by,
-        "rows": [_json_row(row, (column, *FIGURES)) for row in report.rows],
-        "totals": [_json_row(row, FIGURES) for row in report.totals],
+        "rows": [_json_row(row, (column, *JSON_FIGURES)) for row in report.rows],
+        "totals": [_json_row(row, JSON_FIGURES) for row in report.totals],
         "discrepancies": {
             "count": report.discrepancies.count,
             "items": [asdict(item) for item in report.discrepancies.items],
         },
+        "header": {**asdict(report.header), "generated_at": report.generated_at.isoformat()},
+        "no_activity": report.no_activity,
     }
 
 
 def _json_row(row: PayoutRow, columns: tuple[str, ...]) -> dict[str, Any]:
     values = ((name, getattr(row, name)) for name in columns)
-    return {name: v.isoformat() if isinstance(v, date) else v for name, v in values}
+    return {name: _json_value(v) for name, v in values}
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, date):
+        return value.isoformat()
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _cell(value: Any) -> str:

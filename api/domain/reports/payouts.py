@@ -7,6 +7,7 @@ and record disagree is listed as a discrepancy (the ledger's figure is the one r
 The shell is this module and `settled` (the reads); the arithmetic is `aggregate`, pure.
 """
 
+from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import Connection
@@ -17,6 +18,8 @@ from api.domain.reports.aggregate import aggregate
 from api.domain.reports.gaming_day import DayRange, day_bounds
 from api.domain.reports.results import GamingDayWindow, GroupBy, PayoutReport
 from api.domain.reports.settled import settled_hands
+from api.version import SOFTWARE_VERSION
+from casino.version import ENGINE_VERSION
 
 
 def payout_report(
@@ -38,4 +41,7 @@ def payout_report(
         rows=payouts.rows,
         totals=payouts.totals,
         discrepancies=payouts.discrepancies,
+        generated_at=datetime.now(UTC),
+        software_version=SOFTWARE_VERSION,
+        engine_version=ENGINE_VERSION,
     )

@@ -30,8 +30,19 @@ FIGURES: Final = (
     "wars",
     "surrenders",
     "tie_bets_won",
+    "hold_std_error",
+    "hold_interval_low",
+    "hold_interval_high",
+    "outside_interval",
 )
 """The attributes of a `PayoutRow` after its group, in the order every rendering shows them."""
+
+JSON_FIGURES: Final = (
+    *FIGURES[: FIGURES.index("hold_interval_low")],
+    "hold_interval_95",
+    "outside_interval",
+)
+"""As JSON writes them: the interval as one `[low, high]` pair, as the API does."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,9 +65,19 @@ class PayoutRow:
     wars: int
     surrenders: int
     tie_bets_won: int
+    hold_std_error: float | None = None  # None when nothing was staked
+    hold_interval_low: float | None = None  # the hold's 95% interval if the game is fair
+    hold_interval_high: float | None = None
+    outside_interval: bool | None = None
     day: date | None = None
     table_id: int | None = None
     player_id: int | None = None
+
+    @property
+    def hold_interval_95(self) -> tuple[float, float] | None:
+        if self.hold_interval_low is None or self.hold_interval_high is None:
+            return None
+        return (self.hold_interval_low, self.hold_interval_high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +109,18 @@ class GamingDayWindow:
 
 
 @dataclass(frozen=True, slots=True)
+class ReportHeader:
+    """What a regulator's copy of a report must say of itself (PA 58 Pa. Code §811a.9)."""
+
+    title: str
+    generated_at: datetime
+    software_version: str
+    engine_version: str
+    filters: dict[str, str]
+    time_zone: str
+
+
+@dataclass(frozen=True, slots=True)
 class PayoutReport:
     """Gaming days `from_day` to `to_day` inclusive, one row per group and currency; `totals`
     has one row per currency (money in different currencies never adds up)."""
@@ -99,3 +132,26 @@ class PayoutReport:
     rows: tuple[PayoutRow, ...]
     totals: tuple[PayoutRow, ...]
     discrepancies: Discrepancies
+    generated_at: datetime
+    software_version: str
+    engine_version: str
+
+    @property
+    def no_activity(self) -> bool:
+        """No hand settled in the period: the report says so rather than being blank."""
+        return not self.rows
+
+    @property
+    def header(self) -> ReportHeader:
+        return ReportHeader(
+            title="payout report",
+            generated_at=self.generated_at,
+            software_version=self.software_version,
+            engine_version=self.engine_version,
+            filters={
+                "from": self.from_day.isoformat(),
+                "to": self.to_day.isoformat(),
+                "group_by": self.group_by,
+            },
+            time_zone=self.gaming_day.timezone,
+        )

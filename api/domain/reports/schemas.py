@@ -33,6 +33,17 @@ class PayoutRow(ResponseBody):
     wars: int
     surrenders: int
     tie_bets_won: int
+    hold_std_error: float | None = Field(
+        description="Standard error of the hold, from the exact variance of the rules and "
+        "the bets made (always-war player); null when handle is 0."
+    )
+    hold_interval_95: list[float] | None = Field(
+        description="[low, high]: where the hold falls 95% of the time if the game is as "
+        "published (theoretical hold +- 1.96 standard errors)."
+    )
+    outside_interval: bool | None = Field(
+        description="The hold is outside hold_interval_95: worth a look (COMAR 36.05.03.25)."
+    )
 
 
 class GamingDayWindow(ResponseBody):
@@ -54,6 +65,15 @@ class PayoutDiscrepancies(ResponseBody):
     items: list[PayoutDiscrepancy] = Field(description="The first 1000.")
 
 
+class ReportHeaderView(ResponseBody):
+    title: str
+    generated_at: datetime
+    software_version: str
+    engine_version: str
+    filters: dict[str, str]
+    time_zone: str
+
+
 class PayoutReportView(ResponseBody):
     from_day: IsoDay = Field(alias="from")
     to_day: IsoDay = Field(alias="to")
@@ -62,3 +82,5 @@ class PayoutReportView(ResponseBody):
     rows: list[PayoutRow]
     totals: list[PayoutRow] = Field(description="One per currency; key fields null.")
     discrepancies: PayoutDiscrepancies
+    header: ReportHeaderView
+    no_activity: bool = Field(description="True when no hand was settled in the period.")

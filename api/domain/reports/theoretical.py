@@ -9,12 +9,14 @@ from collections.abc import Callable
 from fractions import Fraction
 from functools import cache
 
-from casino.odds import Odds, exact_odds
+from casino.odds import Odds, WinVariance, exact_odds, win_variance
 from casino.rules import GameRules, TableRules
 
 BetsByRules = dict[str, list[int]]
 """Per recorded rules text (JSON): [main bets of every hand, main bets of the hands
-surrendered, tie bets]. Mutable lists: they are running sums over many hands."""
+surrendered, tie bets, squared main bets, squared tie bets, main x tie bets]. Mutable
+lists: they are running sums over many hands."""
+SUMS = 6
 
 
 @cache
@@ -30,11 +32,23 @@ def odds_for_rules(rules: str) -> Odds:
 
 def add_bets(into: BetsByRules, other: BetsByRules) -> None:
     """Add `other`'s sums to `into`'s, rule set by rule set."""
-    for rules, (main, surrendered, tie) in other.items():
-        mine = into.setdefault(rules, [0, 0, 0])
-        mine[0] += main
-        mine[1] += surrendered
-        mine[2] += tie
+    for rules, sums in other.items():
+        mine = into.setdefault(rules, [0] * SUMS)
+        for index, value in enumerate(sums):
+            mine[index] += value
+
+
+def add_hand(into: BetsByRules, rules: str, bet: int, tie_bet: int, *, surrendered: bool) -> None:
+    sums = into.get(rules)
+    if sums is None:
+        sums = into[rules] = [0] * SUMS
+    sums[0] += bet
+    if surrendered:
+        sums[1] += bet
+    sums[2] += tie_bet
+    sums[3] += bet * bet
+    sums[4] += tie_bet * tie_bet
+    sums[5] += bet * tie_bet
 
 
 def theoretical_win(bets: BetsByRules, odds: Callable[[str], Odds] = odds_for_rules) -> Fraction:
@@ -45,9 +59,26 @@ def theoretical_win(bets: BetsByRules, odds: Callable[[str], Odds] = odds_for_ru
     that a player who always surrenders is rated at exactly the surrender edge.
     """
     total = Fraction(0)
-    for rules, (main, surrendered, tie) in bets.items():
+    for rules, (main, surrendered, tie, *_) in bets.items():
         o = odds(rules)
         total += main * o.house_edge_war
         total += surrendered * (o.house_edge_surrender - o.house_edge_war) / o.p_tie
         total += tie * o.house_edge_tie_bet
+    return total
+
+
+@cache
+def variance_for_rules(rules: str) -> WinVariance:
+    return win_variance(TableRules.from_dict(json.loads(rules)).game)
+
+
+def win_variance_of(
+    bets: BetsByRules, variance: Callable[[str], WinVariance] = variance_for_rules
+) -> Fraction:
+    """The exact variance of the house win over the hands whose bets these are (hands are
+    independent: each is dealt from a fresh shuffle), for the always-war player."""
+    total = Fraction(0)
+    for rules, (_, _, _, main_squares, tie_squares, products) in bets.items():
+        v = variance(rules)
+        total += main_squares * v.main + tie_squares * v.tie + 2 * products * v.covariance
     return total
