@@ -117,8 +117,10 @@ def test_wager_and_single_bet_limits_refuse_a_hand(operator: Caller) -> None:
         if hand["status"] == "awaiting_decision":
             player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
         wagered += 300
+    before = available(player)
     refused = _bet(player, bet=300)
     assert refused.status_code == 422 and refused.json()["code"] == "wager_limit_exceeded"
+    assert available(player) == before
 
 
 def test_play_stops_at_the_daily_time_limit(operator: Caller) -> None:
@@ -130,8 +132,10 @@ def test_play_stops_at_the_daily_time_limit(operator: Caller) -> None:
             if hand["status"] == "awaiting_decision":
                 player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
             clock.tick(timedelta(minutes=4))  # each gap counts in full: under the idle gap
+        before = available(player)
         refused = _bet(player)
         assert refused.status_code == 403 and refused.json()["code"] == "time_limit_reached"
+        assert available(player) == before
         clock.move_to(datetime(2026, 7, 2, 0, 1, tzinfo=UTC))
         assert _bet(player).status_code == 201
 
