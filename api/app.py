@@ -18,6 +18,8 @@ from api.domain.tables.routes import TableController
 from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.service import Authenticator
 from api.domain.war_games.routes import WarGameAuditController, WarGameController
+from api.http.cors import cors_config
+from api.http.hardening import BodyCheckMiddleware, security_headers
 from api.http.health import health, ready
 from api.http.idempotency import Idempotency
 from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
@@ -75,6 +77,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             StrictRequestSchemaPlugin(prefer_alias=True),
             PydanticPlugin(prefer_alias=True, validate_strict=True),
         ],
+        middleware=[BodyCheckMiddleware],
+        before_send=[security_headers],
+        cors_config=cors_config(settings),
         on_startup=[on_startup],
         on_shutdown=[database.dispose],
     )

@@ -47,6 +47,7 @@ def serve(app: str, *, host: str, port: int, workers: int) -> None:
         http=http,
         log_level="info",
         access_log=False,
+        server_header=False,
     )
     logging.getLogger("uvicorn.error").info(SERVING_WITH, loop, http)
     sock = listening_socket(host, port)

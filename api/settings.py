@@ -23,6 +23,8 @@ class Settings(BaseSettings):
     # Player protection: how long a looser limit waits, and the pause that ends play time.
     limit_cooling_off_seconds: int = Field(default=86_400, ge=0)
     play_idle_gap_seconds: int = Field(default=300, gt=0)
+    # Browser origins allowed to call the API (CORS); empty: CORS off. A JSON list.
+    cors_allowed_origins: tuple[str, ...] = ()
     # How many server processes share the database; `casino-war serve --workers` sets it.
     workers: int = Field(default=1, ge=1)
 

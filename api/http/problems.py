@@ -165,7 +165,11 @@ def _on_http_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[di
     if isinstance(exc, NotFoundException):
         return _respond(Problem(404, "not_found", "no such resource"))
     if isinstance(exc, MethodNotAllowedException):
-        return _respond(Problem(405, "method_not_allowed", "method not allowed on this path"))
+        return _respond(
+            Problem(
+                405, "method_not_allowed", "method not allowed on this path", headers=exc.headers
+            )
+        )
     status = exc.status_code
     if status == 400:  # Litestar's own 400s are bodies it could not decode
         return _respond(validation_problem("body", str(exc.detail)))

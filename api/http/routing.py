@@ -21,7 +21,7 @@ from api.db.database import Database
 from api.domain.tokens.service import Authenticator, Principal
 from api.http import idempotency
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem
-from api.http.schemas import MAX_ID, ResponseBody
+from api.http.schemas import MAX_ID, PRINTABLE, ResponseBody
 from api.pagination import MAX_LIMIT
 from api.settings import Settings
 
@@ -39,8 +39,9 @@ IdempotencyKey = Annotated[
         required=True,
         min_length=1,
         max_length=idempotency.MAX_KEY_LENGTH,
-        description="1-255 characters, scoped to the caller: a retry with the same key and body "
-        "replays the first response.",
+        pattern=PRINTABLE,
+        description="1-255 characters, no control characters, scoped to the caller: a retry "
+        "with the same key and body replays the first response.",
     ),
 ]
 PathId = Annotated[int, PathParameter(ge=1, le=MAX_ID)]

@@ -21,10 +21,12 @@ Id = Annotated[int, Field(ge=1, le=MAX_ID)]
 Amount = Annotated[int, Field(ge=0, le=10**15)]
 PositiveAmount = Annotated[int, Field(gt=0, le=10**15)]
 Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
-# Free text never holds control characters (PostgreSQL refuses NUL in text outright).
-_PRINTABLE = r"^[^\x00-\x1f\x7f]+$"
-Name = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=_PRINTABLE)]
-Reference = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=_PRINTABLE)]
+# Free text never holds control characters, C0 or C1 (PostgreSQL refuses NUL in text
+# outright), nor the bidirectional overrides and isolates that make a name display as
+# something else (U+202A-U+202E, U+2066-U+2069).
+PRINTABLE = r"^[^\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+$"
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=PRINTABLE)]
+Reference = Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=PRINTABLE)]
 
 
 def _instant_from_text(value: object) -> object:

@@ -5,11 +5,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from api.http.schemas import Currency, Instant, RequestBody, ResponseBody
+from api.http.schemas import PRINTABLE, Currency, Instant, RequestBody, ResponseBody
 
 LimitKindName = Literal["deposit", "loss", "wager", "max_bet", "play_time"]
 PeriodName = Literal["day", "week", "month"]
-Reason = Annotated[str, Field(min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Reason = Annotated[str, Field(min_length=1, max_length=500, pattern=PRINTABLE)]
 
 
 class LimitChangeBody(RequestBody):

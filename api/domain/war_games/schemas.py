@@ -13,6 +13,7 @@ SortName = Literal["collected", "high_to_low", "low_to_high", "random"]
 SeatNumber = Annotated[str, StringConstraints(pattern=r"^[0-3]$")]
 ClientSeed = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 OptionName = Annotated[str, StringConstraints(pattern=r"^[a-z_]{1,32}$")]
+Word = Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]{1,32}$")]
 
 
 class WarSeat(RequestBody):
@@ -20,7 +21,7 @@ class WarSeat(RequestBody):
 
 
 class WarGameCreate(RequestBody):
-    variant: str = Field(
+    variant: Word = Field(
         default="classic",
         description="classic, three_down, jokers, two_decks, ace_low, steal, "
         "pyanitsa, tod_und_leben, syrian, razboi or online (docs/war-games.md)",
@@ -32,7 +33,7 @@ class WarGameCreate(RequestBody):
         max_length=4,
         description="One per player; default: seat 0 human, the house's seats automatic.",
     )
-    options: dict[OptionName, int | bool | str] = Field(
+    options: dict[OptionName, int | bool | Word] = Field(
         default_factory=dict, description="Rule options overriding the variant's."
     )
     client_seed: ClientSeed | None = None
