@@ -25,7 +25,13 @@ from ledger.batch import (
     check_currencies,
     link,
 )
-from ledger.errors import IdempotencyConflict, InvalidTransaction, LimitExceeded, UnknownAccount
+from ledger.errors import (
+    AmountTooLarge,
+    IdempotencyConflict,
+    InvalidTransaction,
+    LimitExceeded,
+    UnknownAccount,
+)
 from ledger.model import Entry, PostedTransaction
 from ledger.schema import accounts, chain_head, entries, transactions
 
@@ -44,11 +50,16 @@ _MOVE_BALANCE = (
     update(accounts)
     .where(
         accounts.c.id == bindparam("account_id"),
+        # The 64-bit bounds: the balance before the move against bounds computed in Python,
+        # so that no sum in SQL can overflow.
+        accounts.c.balance <= bindparam("ceiling"),
+        accounts.c.balance >= bindparam("floor"),
         accounts.c.min_balance.is_(None)
         | (accounts.c.balance + bindparam("lowest") >= accounts.c.min_balance),
     )
     .values(balance=accounts.c.balance + bindparam("delta"))
 )
+_BALANCE = select(accounts.c.balance).where(accounts.c.id == bindparam("account_id"))
 _TAKE_BACK_BALANCE = (
     update(accounts)
     .where(accounts.c.id == bindparam("account_id"))
@@ -83,7 +94,13 @@ def append(
             CursorResult[Any],
             connection.execute(
                 _MOVE_BALANCE,
-                {"account_id": move.account_id, "delta": move.delta, "lowest": move.lowest},
+                {
+                    "account_id": move.account_id,
+                    "delta": move.delta,
+                    "lowest": move.lowest,
+                    "ceiling": move.ceiling,
+                    "floor": move.floor,
+                },
             ),
         )
         if moved.rowcount != 1:
@@ -91,7 +108,7 @@ def append(
             # A retry of a posting that emptied the account is a replay, not a refusal.
             found = _posted_before(connection, pendings)
             if not found:
-                raise LimitExceeded(move.code)
+                raise _refusal(connection, move)
             return _replays(connection, pendings, found)
         applied.append(move)
 
@@ -105,6 +122,13 @@ def append(
         return _replays(connection, pendings, found)
     linked = link(pendings, by_code, posted_at, Link(chain, int(head.seq), head.hash))
     return _insert(connection, linked, by_code, posted_at, chain)
+
+
+def _refusal(connection: Connection, move: BalanceMove) -> LimitExceeded | AmountTooLarge:
+    balance = connection.execute(_BALANCE, {"account_id": move.account_id}).scalar_one()
+    if not move.floor <= int(balance) <= move.ceiling:
+        return AmountTooLarge(move.code)
+    return LimitExceeded(move.code)
 
 
 def _insert(

@@ -20,6 +20,9 @@ from ledger.chains import next_seq
 from ledger.errors import CurrencyMismatch, InvalidTransaction
 from ledger.model import Entry, Side, TransactionRequest
 
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
 
 @dataclass(frozen=True, slots=True)
 class Account:
@@ -100,12 +103,25 @@ class BalanceMove:
     `lowest` is the lowest running change along the batch (for a single transaction, the
     change itself): the limit must hold at every step, not only at the end, so a stake
     that overdraws the wallet is refused even if the settlement after it would refill it.
+    `highest` is the highest, for the other bound every balance has: a signed 64-bit
+    integer, which neither database may leave (SQLite would turn the sum into a float).
     """
 
     account_id: int
     code: str
     delta: int
     lowest: int
+    highest: int = 0
+
+    @property
+    def ceiling(self) -> int:
+        """The balance above which this move would leave the 64-bit range."""
+        return INT64_MAX - max(self.highest, 0)
+
+    @property
+    def floor(self) -> int:
+        """The balance below which it would (an account with no limit may go negative)."""
+        return INT64_MIN - min(self.lowest, 0)
 
 
 def balance_moves(
@@ -113,13 +129,15 @@ def balance_moves(
 ) -> list[BalanceMove]:
     running: dict[str, int] = defaultdict(int)
     lowest: dict[str, int] = {}
+    highest: dict[str, int] = {}
     for pending in pendings:
         for code, amount in pending.legs:
             running[code] += amount if accounts[code].side == Side.DEBIT else -amount
         for code in {code for code, _ in pending.legs}:
             lowest[code] = min(lowest.get(code, running[code]), running[code])
+            highest[code] = max(highest.get(code, running[code]), running[code])
     moves = [
-        BalanceMove(accounts[code].id, code, running[code], lowest[code])
+        BalanceMove(accounts[code].id, code, running[code], lowest[code], highest[code])
         for code in running
         if running[code] != 0 or lowest[code] < 0
     ]

@@ -43,6 +43,15 @@ class LimitExceeded(LedgerError):
         super().__init__(f"limit exceeded: {account} would go below its minimum balance")
 
 
+class AmountTooLarge(LedgerError):
+    """Posting would take an account's balance out of the signed 64-bit range that every
+    balance, on either database, is stored in."""
+
+    def __init__(self, account: str) -> None:
+        self.account = account
+        super().__init__(f"amount too large: {account} would leave the 64-bit balance range")
+
+
 class IdempotencyConflict(LedgerError):
     """The idempotency key was already used for a transaction with different content."""
 

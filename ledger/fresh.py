@@ -36,7 +36,13 @@ from ledger.batch import (
 )
 from ledger.chains import is_chain
 from ledger.driver import Driver, Sql
-from ledger.errors import AccountConflict, InvalidTransaction, LimitExceeded, UnknownAccount
+from ledger.errors import (
+    AccountConflict,
+    AmountTooLarge,
+    InvalidTransaction,
+    LimitExceeded,
+    UnknownAccount,
+)
 from ledger.model import AccountSpec, TransactionRequest
 from ledger.posting import open_account
 
@@ -144,7 +150,7 @@ def post_new(
         raise UnknownAccount(*sorted(named - accounts.keys()))
     pendings = [Pending.of_request(request) for request in requests]
     check_currencies(pendings, accounts)
-    _move_balances(driver, balance_moves(pendings, accounts), accounts)
+    _move_balances(driver, balance_moves(pendings, accounts))
     head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
     assert head is not None  # every chain has its head row (migration 0004)
     links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))
@@ -201,17 +207,18 @@ def _select_accounts(count: int) -> Sql:
     )
 
 
-def _move_balances(
-    driver: Driver, moves: Sequence[BalanceMove], accounts: Mapping[str, AccountRow]
-) -> None:
+def _move_balances(driver: Driver, moves: Sequence[BalanceMove]) -> None:
     """Every balance in one UPDATE. An account whose limit the move would break at its
     lowest point is not matched: the moves made are taken back, so that a refusal leaves
-    every balance as it was, and the refusal names that account (an account not matched
-    that has no limit does not exist: a row remembered wrongly)."""
+    every balance as it was, and the refusal names that account: one whose balance would
+    leave the 64-bit range (AmountTooLarge), else one whose limit would break
+    (LimitExceeded); an account not found does not exist (a row remembered wrongly)."""
     parameters: dict[str, object] = {}
     for index, move in enumerate(moves):
         parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
         parameters[f"lowest_{index}"] = move.lowest
+        parameters[f"ceiling_{index}"] = move.ceiling
+        parameters[f"floor_{index}"] = move.floor
     moved = {row[0] for row in driver.all(_move_balances_sql(len(moves)), parameters)}
     if len(moved) == len(moves):
         return
@@ -226,8 +233,11 @@ def _move_balances(
             },
         )
     refused = next(move for move in moves if move.account_id not in moved)
-    if accounts[refused.code].min_balance is None:
+    balance = driver.scalar(_BALANCE, {"code": refused.code})
+    if balance is None:
         raise UnknownAccount(refused.code)
+    if not refused.floor <= int(balance) <= refused.ceiling:
+        raise AmountTooLarge(refused.code)
     raise LimitExceeded(refused.code)
 
 
@@ -235,9 +245,14 @@ def _move_balances(
 def _move_balances_sql(count: int) -> Sql:
     delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
     lowest = " ".join(f"WHEN :id_{i} THEN :lowest_{i}" for i in range(count))
+    ceiling = " ".join(f"WHEN :id_{i} THEN :ceiling_{i}" for i in range(count))
+    floor = " ".join(f"WHEN :id_{i} THEN :floor_{i}" for i in range(count))
+    # The 64-bit bounds compare the balance before the move with bounds computed in Python,
+    # so that no sum in SQL can overflow (PostgreSQL would raise, SQLite turn it to a float).
     return Sql.of(
         f"UPDATE ledger_accounts SET balance = balance + CASE id {delta} END "
         f"WHERE id IN ({_placeholders('id', count)}) "
+        f"AND balance <= CASE id {ceiling} END AND balance >= CASE id {floor} END "
         f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance) "
         "RETURNING id"
     )

@@ -31,7 +31,7 @@ from api.errors import (
     Unauthenticated,
 )
 from casino.errors import GameError, InvalidChoice, InvalidRules, InvalidSeed
-from ledger.errors import LedgerError, LimitExceeded
+from ledger.errors import AmountTooLarge, LedgerError, LimitExceeded
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 logger = logging.getLogger("casino_war.api")
@@ -114,6 +114,10 @@ def problem_for_game_error(error: GameError) -> Problem:
 def problem_for_ledger_error(error: LedgerError) -> Problem:
     if isinstance(error, LimitExceeded):
         return Problem(422, "insufficient_funds", "the wallet does not cover this amount")
+    if isinstance(error, AmountTooLarge):
+        return Problem(
+            422, "amount_too_large", "a balance would leave the range the ledger can hold"
+        )
     logger.error("ledger refused a posting: %s", error)
     return Problem(500, "internal_error", "the ledger refused the posting")
 

@@ -29,6 +29,7 @@ from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
 from casino.version import ENGINE_VERSION, rules_hash
+from ledger.batch import INT64_MAX
 from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
@@ -37,14 +38,18 @@ DEFAULT_POLICY = ProtectionPolicy()
 
 
 def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]:
-    """The columns settlement fills in (all None while the hand awaits a decision)."""
+    """The columns settlement fills in (all None while the hand awaits a decision); refuses
+    a win the wallet could not hold, before the hand's row is written with it."""
     if hand.total_returned is None or hand.outcome is None:
         return dict.fromkeys(("outcome", "total_returned", "net", "balance_after", "settled_at"))
+    balance_after = wallet_before_settlement + hand.total_returned
+    if balance_after > INT64_MAX:
+        raise Refused("amount_too_large", "the wallet would leave the range the ledger can hold")
     return {
         "outcome": hand.outcome.value,
         "total_returned": hand.total_returned,
         "net": hand.net,
-        "balance_after": wallet_before_settlement + hand.total_returned,
+        "balance_after": balance_after,
         "settled_at": datetime.now(UTC),
     }
 
