@@ -8,6 +8,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 from api.db.database import Database
 from api.domain.audit.routes import AuditController
 from api.domain.cashier.routes import CashierController
+from api.domain.events.routes import EventController
 from api.domain.hands.routes import HandController
 from api.domain.players.routes import PlayerController
 from api.domain.protection.routes import ProtectionController
@@ -16,6 +17,7 @@ from api.domain.seeds.routes import SeedController
 from api.domain.statements.routes import StatementController
 from api.domain.tables.routes import TableController
 from api.domain.tables.service import ensure_standard_table
+from api.domain.tokens.routes import TokenController
 from api.domain.tokens.service import Authenticator
 from api.domain.war_games.routes import WarGameAuditController, WarGameController
 from api.http.cors import cors_config
@@ -54,6 +56,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ReportController,
             StatementController,
             ProtectionController,
+            TokenController,
+            EventController,
             WarGameController,
             WarGameAuditController,
         ],

@@ -44,10 +44,11 @@ class Restricted(DomainError):
 
 
 class Unauthenticated(DomainError):
-    """The caller did not prove who they are."""
+    """The caller did not prove who they are (`token_revoked`, `token_expired`: with a
+    token that no longer works)."""
 
-    def __init__(self, detail: str) -> None:
-        super().__init__("unauthorized", detail)
+    def __init__(self, detail: str, *, code: str = "unauthorized") -> None:
+        super().__init__(code, detail)
 
 
 class InvalidInput(DomainError):

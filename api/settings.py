@@ -23,6 +23,11 @@ class Settings(BaseSettings):
     # Player protection: how long a looser limit waits, and the pause that ends play time.
     limit_cooling_off_seconds: int = Field(default=86_400, ge=0)
     play_idle_gap_seconds: int = Field(default=300, gt=0)
+    # Token lifetimes: staff tokens always expire; player tokens when this says so.
+    staff_token_ttl_seconds: int = Field(default=30 * 86_400, gt=0)
+    player_token_ttl_seconds: int | None = Field(default=None, gt=0)
+    # Failed authentications one client address may make in a minute before a 429.
+    auth_failures_per_minute: int = Field(default=20, gt=0)
     # Browser origins allowed to call the API (CORS); empty: CORS off. A JSON list.
     cors_allowed_origins: tuple[str, ...] = ()
     # How many server processes share the database; `casino-war serve --workers` sets it.
@@ -37,6 +42,16 @@ class Settings(BaseSettings):
     @property
     def time_zone(self) -> ZoneInfo:
         return ZoneInfo(self.gaming_day_timezone)
+
+    @property
+    def staff_token_ttl(self) -> timedelta:
+        return timedelta(seconds=self.staff_token_ttl_seconds)
+
+    @property
+    def player_token_ttl(self) -> timedelta | None:
+        if self.player_token_ttl_seconds is None:
+            return None
+        return timedelta(seconds=self.player_token_ttl_seconds)
 
     @property
     def protection(self) -> ProtectionPolicy:

@@ -43,6 +43,7 @@ class Player(Base):
     # Whether the player has ever set a limit or an exclusion: read with the player's lock,
     # so a hand or a deposit of a player without any pays nothing more for the checks.
     protected: Mapped[bool] = mapped_column(Boolean, server_default=false(), default=False)
+    created_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class ApiToken(Base):
@@ -56,6 +57,11 @@ class ApiToken(Base):
     name: Mapped[str | None] = mapped_column(String(100))
     player_id: Mapped[int | None] = mapped_column(Id, ForeignKey("players.id"))
     created_at: Mapped[datetime] = mapped_column(Timestamp)
+    issued_by: Mapped[int | None] = mapped_column(Id)  # the issuing token; None: the CLI
+    expires_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    revoked_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    revoked_by: Mapped[int | None] = mapped_column(Id)
+    last_used_at: Mapped[datetime | None] = mapped_column(Timestamp)
 
 
 class CasinoTable(Base):
@@ -69,6 +75,7 @@ class CasinoTable(Base):
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)
     is_open: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
+    created_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class SeedPair(Base):
@@ -93,6 +100,7 @@ class SeedPair(Base):
     next_nonce: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
     revealed_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    created_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class HandRecord(Base):
@@ -143,6 +151,8 @@ class HandRecord(Base):
     settled_at: Mapped[datetime | None] = mapped_column(Timestamp)
     engine_version: Mapped[str | None] = mapped_column(String(16))
     rules_hash: Mapped[str | None] = mapped_column(String(64))
+    placed_by_token: Mapped[int | None] = mapped_column(Id)
+    decided_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class PlayerLimit(Base):
@@ -176,6 +186,44 @@ class SelfExclusion(Base):
     reason: Mapped[str | None] = mapped_column(String(500))
     created_at: Mapped[datetime] = mapped_column(Timestamp)
     token_id: Mapped[int | None] = mapped_column(Id)
+
+
+class Event(Base):
+    """A significant event: who did what to whom, a link of the events' hash chain.
+
+    Append-only (the database refuses updates and deletes); `events_head` holds the chain's
+    newest link, which every append locks, so events are numbered without gaps."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        UniqueConstraint("seq", name="uq_events_seq"),
+        Index("ix_events_type_id", "type", "id"),
+        Index("ix_events_player_id_id", "player_id", "id"),
+        Index("ix_events_actor_token_id_id", "actor_token_id", "id"),
+        Index("ix_events_at", "at"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    at: Mapped[datetime] = mapped_column(Timestamp)
+    type: Mapped[str] = mapped_column(String(40))
+    actor_token_id: Mapped[int | None] = mapped_column(Id)
+    actor_role: Mapped[str | None] = mapped_column(String(16))
+    actor_name: Mapped[str | None] = mapped_column(String(100))
+    player_id: Mapped[int | None] = mapped_column(Id)
+    subject: Mapped[dict[str, Any]] = mapped_column(JSON)
+    details: Mapped[dict[str, Any]] = mapped_column(JSON)
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class EventsHead(Base):
+    __tablename__ = "events_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger)
+    hash: Mapped[str] = mapped_column(String(64))
 
 
 class WarGameRecord(Base):

@@ -50,7 +50,7 @@ class CashierController(Controller):
         return await _cashier_move(data, principal, settings, command, cashier.withdraw)
 
 
-CashierMove = Callable[[Session, int, int, str, str, ProtectionPolicy], cashier.Receipt]
+CashierMove = Callable[[Session, int, int, str, str, ProtectionPolicy, int | None], cashier.Receipt]
 
 
 async def _cashier_move(
@@ -71,6 +71,7 @@ async def _cashier_move(
                 data.currency,
                 settings.currency,
                 settings.protection,
+                principal.token_id,
             )
         ),
     )

@@ -57,6 +57,7 @@ def _move(
     currency: str,
     default_currency: str,
     policy: ProtectionPolicy,
+    actor_token_id: int | None,
 ) -> Receipt:
     """One cash movement: refusals decided first (the player, the currency, the wallet's
     balance for a withdrawal, a protected player's exclusion and deposit limits), then one
@@ -84,6 +85,8 @@ def _move(
         idempotency_key=f"{kind}:{uuid.uuid4()}",  # new by construction
         transfers=(transfer,),
         reference=f"player:{player_id}",
+        # Hashed into the ledger's chain: who moved the money cannot be changed afterwards.
+        metadata={} if actor_token_id is None else {"actor_token_id": actor_token_id},
     )
     [transaction_id] = post_new(driver, [request], rows, chain=chain, posted_at=datetime.now(UTC))
     after = before + amount if kind == "deposit" else before - amount
@@ -97,6 +100,7 @@ def deposit(
     currency: str,
     default_currency: str,
     policy: ProtectionPolicy = DEFAULT_POLICY,
+    actor_token_id: int | None = None,
 ) -> Receipt:
     return _move(
         session,
@@ -106,6 +110,7 @@ def deposit(
         currency=currency,
         default_currency=default_currency,
         policy=policy,
+        actor_token_id=actor_token_id,
     )
 
 
@@ -116,6 +121,7 @@ def withdraw(
     currency: str,
     default_currency: str,
     policy: ProtectionPolicy = DEFAULT_POLICY,
+    actor_token_id: int | None = None,
 ) -> Receipt:
     """A withdrawal beyond the balance is refused before anything is written (and the
     wallet's limit in the ledger would refuse it too)."""
@@ -127,4 +133,5 @@ def withdraw(
         currency=currency,
         default_currency=default_currency,
         policy=policy,
+        actor_token_id=actor_token_id,
     )

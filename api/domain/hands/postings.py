@@ -27,6 +27,7 @@ class HandRef:
     hand_id: int
     player_id: int
     table_id: int
+    actor_token_id: int | None = None  # the token that asked; None: the house (a timeout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,14 +61,15 @@ class HandAccounts:
 
 
 def step(
-    hand: HandRef, kind: str, movements: Sequence[Movement], **metadata: str
+    hand: HandRef, kind: str, movements: Sequence[Movement], **metadata: str | int
 ) -> TransactionRequest:
     """One step of the hand as a ledger transaction; a zero movement (nothing returned on a
     loss) is left out.
 
     The metadata is covered by the ledger's hash chain, so the audit can hold the hand record
-    to it (who played, at which table, and who decided).
+    to it (who played, at which table, who decided, and the token that asked).
     """
+    actor = {} if hand.actor_token_id is None else {"actor_token_id": hand.actor_token_id}
     hand_reference = reference(hand.hand_id)
     return TransactionRequest(
         kind=kind,
@@ -78,7 +80,7 @@ def step(
             if amount > 0
         ),
         reference=hand_reference,
-        metadata={"player_id": hand.player_id, "table_id": hand.table_id, **metadata},
+        metadata={"player_id": hand.player_id, "table_id": hand.table_id, **actor, **metadata},
     )
 
 

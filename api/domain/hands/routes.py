@@ -52,6 +52,7 @@ class HandController(Controller):
                     data.tie_bet,
                     data.currency,
                     policy=policy,
+                    actor_token_id=principal.token_id,
                 )
             ),
         )
@@ -69,7 +70,13 @@ class HandController(Controller):
         return await command.run(
             data,
             lambda s: HandView.model_validate(
-                hands.decide_hand(s, hand_id, Action(data.action), player_id=player_id)
+                hands.decide_hand(
+                    s,
+                    hand_id,
+                    Action(data.action),
+                    player_id=player_id,
+                    actor_token_id=principal.token_id,
+                )
             ),
         )
 

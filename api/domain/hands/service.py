@@ -70,6 +70,7 @@ def open_hand(
     currency: str | None = None,
     *,
     policy: ProtectionPolicy = DEFAULT_POLICY,
+    actor_token_id: int | None = None,
 ) -> HandDetails:
     """Deal a hand: every refusal (a protected player's too) is decided before any write."""
     driver = driver_of(session)
@@ -110,11 +111,12 @@ def open_hand(
         "created_at": created_at,
         "engine_version": ENGINE_VERSION,
         "rules_hash": rules_hash(rules),
+        "placed_by_token": actor_token_id,
         **_settled_fields(hand, found.wallet_balance - hand.total_staked),
     }
     hand_id = store.insert_hand(driver, record)
     store.advance_nonce(driver, found.pair_id)
-    ref = HandRef(hand_id, player_id, table_id)
+    ref = HandRef(hand_id, player_id, table_id, actor_token_id)
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
         steps.append(postings.settlement(ref, hand, accounts))
@@ -130,6 +132,7 @@ def decide_hand(
     *,
     player_id: int | None,
     decided_by: DecidedBy = "player",
+    actor_token_id: int | None = None,
 ) -> HandDetails:
     """Apply a decision; `player_id` None is the house resolving an abandoned tie.
 
@@ -147,7 +150,7 @@ def decide_hand(
     if wallet < hand.raise_amount:
         raise LimitExceeded(accounts.wallet.code)
     rows = memo(session).accounts.opening(session, driver, accounts.specs())
-    ref = HandRef(hand_id, found.player_id, found.table_id)
+    ref = HandRef(hand_id, found.player_id, found.table_id, actor_token_id)
     steps = [postings.settlement(ref, hand, accounts, decided_by)]
     if action is Action.WAR:
         steps.insert(0, postings.raise_for_war(ref, hand, accounts))
@@ -157,6 +160,7 @@ def decide_hand(
     decided: dict[str, Any] = {
         "decision": action.value,
         "decided_by": decided_by,
+        "decided_by_token": actor_token_id,
         "raise_amount": hand.raise_amount,
         "total_staked": hand.total_staked,
         "war_burned": list(war.burned) if war else None,

@@ -36,11 +36,11 @@ _INSERT_HAND = Sql.of(
     INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status,
         bet, tie_bet, raise_amount, player_card, dealer_card, outcome, total_staked,
         total_returned, net, balance_before, balance_after, created_at, settled_at,
-        engine_version, rules_hash)
+        engine_version, rules_hash, placed_by_token)
     VALUES (:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rules, :status,
         :bet, :tie_bet, 0, :player_card, :dealer_card, :outcome, :total_staked,
         :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at,
-        :engine_version, :rules_hash)
+        :engine_version, :rules_hash, :placed_by_token)
     RETURNING id
     """
 )
@@ -63,6 +63,7 @@ _HAND_PLAYER = Sql.of("SELECT player_id FROM hands WHERE id = :hand_id")
 _SETTLE_HAND = Sql.of(
     """
     UPDATE hands SET decision = :decision, decided_by = :decided_by,
+        decided_by_token = :decided_by_token,
         raise_amount = :raise_amount, total_staked = :total_staked,
         war_burned = :war_burned, war_player_card = :war_player_card,
         war_dealer_card = :war_dealer_card, status = :status, outcome = :outcome,

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.models import hands_table
+from api.domain.events.service import record_event
 from api.domain.hands.service import decide_hand
 from api.errors import DomainError
 from casino.errors import HandNotAwaitingDecision, SurrenderNotAllowed
@@ -99,6 +100,14 @@ class ResolvedHand:
 def _decide(database: Database, hand_id: int, action: Action, reason: str) -> ResolvedHand:
     with database.transaction() as session:
         hand = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
+        record_event(
+            session,
+            "hand_resolved_by_timeout",
+            None,
+            player_id=hand.player_id,
+            subject={"hand_id": hand_id},
+            details={"action": action.value, "reason": reason, "outcome": hand.outcome},
+        )
     return ResolvedHand(hand_id, action.value, reason, hand.outcome, hand.net)
 
 

@@ -29,25 +29,36 @@ class PlayerController(Controller):
         self,
         data: JSONBody[PlayerCreate],
         principal: PrincipalDependency,
+        settings: SettingsDependency,
         command: CommandDependency,
     ) -> Response[PlayerCreated]:
         """Register a player; the response carries the player's token, shown only here."""
         principal.require(Role.OPERATOR)
+        ttl = settings.player_token_ttl
         return await command.run(
             data,
             lambda s: PlayerCreated.model_validate(
-                players.create_player(s, data.display_name, data.external_ref)
+                players.create_player(s, data.display_name, data.external_ref, principal, ttl)
             ),
         )
 
     @command("/v1/players/{player_id:int}/tokens", 403, 404, 409)
     async def issue_token(
-        self, player_id: PathId, principal: PrincipalDependency, command: CommandDependency
+        self,
+        player_id: PathId,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
+        command: CommandDependency,
     ) -> Response[PlayerToken]:
-        """Issue another bearer token for a player; earlier tokens keep working."""
+        """Issue another bearer token for a player; earlier tokens keep working. Recorded as
+        a `token_issued` event naming the operator."""
         principal.require(Role.OPERATOR)
+        ttl = settings.player_token_ttl
         return await command.run(
-            None, lambda s: PlayerToken.model_validate(players.issue_player_token(s, player_id))
+            None,
+            lambda s: PlayerToken.model_validate(
+                players.issue_player_token(s, player_id, principal, ttl)
+            ),
         )
 
     @get("/v1/players/{player_id:int}", sync_to_thread=True, responses=problems(403, 404))

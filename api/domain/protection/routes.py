@@ -137,7 +137,7 @@ async def _set_limits(
     return await command.run(
         data,
         lambda s: LimitsView.model_validate(
-            protection.set_limits(s, player_id, changes, policy, principal.token_id)
+            protection.set_limits(s, player_id, changes, policy, principal)
         ),
     )
 
@@ -148,6 +148,6 @@ async def _exclude(
     return await command.run(
         data,
         lambda s: ExclusionView.model_validate(
-            protection.exclude(s, player_id, data.until, data.reason, principal.token_id)
+            protection.exclude(s, player_id, data.until, data.reason, principal)
         ),
     )

@@ -16,8 +16,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from api.db.models import Player, PlayerLimit, SelfExclusion
+from api.domain.events.service import record_event
 from api.domain.players.turn import lock_player
 from api.domain.protection.policy import Period, ProtectionPolicy, now
+from api.domain.tokens.service import Principal
 from api.errors import Conflict, InvalidInput, NotFound
 
 LimitKind = Literal["deposit", "loss", "wager", "max_bet", "play_time"]
@@ -107,7 +109,7 @@ def set_limits(
     player_id: int,
     changes: Sequence[LimitChange],
     policy: ProtectionPolicy,
-    token_id: int,
+    actor: Principal | None,
 ) -> Limits:
     """Record each change: at once when it tightens, after the cooling-off when it loosens."""
     lock_player(session, player_id)
@@ -120,6 +122,7 @@ def set_limits(
         if change.amount is None and amount_now is None:
             continue  # nothing in force to remove
         tightens = change.amount is not None and (amount_now is None or change.amount <= amount_now)
+        effective_at = at if tightens else at + policy.cooling_off
         session.add(
             PlayerLimit(
                 player_id=player_id,
@@ -127,10 +130,22 @@ def set_limits(
                 period=change.period,
                 currency=change.currency,
                 amount=change.amount,
-                effective_at=at if tightens else at + policy.cooling_off,
+                effective_at=effective_at,
                 created_at=at,
-                token_id=token_id,
+                token_id=None if actor is None else actor.token_id,
             )
+        )
+        record_event(
+            session,
+            "limit_changed",
+            actor,
+            player_id=player_id,
+            subject={"kind": change.kind, "period": change.period, "currency": change.currency},
+            details={
+                "from": amount_now,
+                "to": change.amount,
+                "effective_at": effective_at.isoformat(),
+            },
         )
     _mark_protected(session, player_id)
     session.flush()
@@ -188,7 +203,11 @@ def exclusion_of(session: Session, player_id: int) -> Exclusion:
 
 
 def exclude(
-    session: Session, player_id: int, until: datetime | None, reason: str | None, token_id: int
+    session: Session,
+    player_id: int,
+    until: datetime | None,
+    reason: str | None,
+    actor: Principal | None,
 ) -> Exclusion:
     """Start (or extend) a time-out or self-exclusion; one in force is never shortened."""
     lock_player(session, player_id)
@@ -211,8 +230,16 @@ def exclude(
             until=until,
             reason=reason,
             created_at=at,
-            token_id=token_id,
+            token_id=None if actor is None else actor.token_id,
         )
+    )
+    record_event(
+        session,
+        "exclusion_set",
+        actor,
+        player_id=player_id,
+        subject={"player_id": player_id},
+        details={"until": None if until is None else until.isoformat(), "reason": reason},
     )
     _mark_protected(session, player_id)
     session.flush()

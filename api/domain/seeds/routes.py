@@ -43,7 +43,9 @@ class SeedController(Controller):
         body = data or RotateSeeds()
         return await command.run(
             body,
-            lambda s: SeedRotation.model_validate(seeds.rotate(s, player_id, body.client_seed)),
+            lambda s: SeedRotation.model_validate(
+                seeds.rotate(s, player_id, body.client_seed, principal)
+            ),
         )
 
     @get("/revealed", sync_to_thread=True, responses=problems(403))

@@ -7,7 +7,9 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from api.db.models import SeedPair
+from api.domain.events.service import record_event
 from api.domain.players.turn import lock_player, refuse_if_unfinished
+from api.domain.tokens.service import Principal
 from api.errors import NotFound
 from api.pagination import Page, decode_cursor, next_cursor
 from casino.fairness import new_client_seed, new_server_seed, server_seed_hash
@@ -39,7 +41,9 @@ class Rotation:
     current: Commitment
 
 
-def commit_new_pair(session: Session, player_id: int, client_seed: str | None) -> SeedPair:
+def commit_new_pair(
+    session: Session, player_id: int, client_seed: str | None, actor: Principal | None = None
+) -> SeedPair:
     """A fresh pair for the player, whose hash is the commitment shown before play."""
     server_seed = new_server_seed()
     pair = SeedPair(
@@ -49,6 +53,7 @@ def commit_new_pair(session: Session, player_id: int, client_seed: str | None) -
         client_seed=client_seed or new_client_seed(),
         next_nonce=0,
         created_at=datetime.now(UTC),
+        created_by_token=None if actor is None else actor.token_id,
     )
     session.add(pair)
     session.flush()
@@ -93,14 +98,29 @@ def _revealed(pair: SeedPair) -> RevealedPair:
     )
 
 
-def rotate(session: Session, player_id: int, client_seed: str | None) -> Rotation:
-    """Reveal the current server seed and commit to a new one; the nonce restarts at 0."""
+def rotate(
+    session: Session, player_id: int, client_seed: str | None, actor: Principal | None = None
+) -> Rotation:
+    """Reveal the current server seed and commit to a new one; the nonce restarts at 0.
+    A significant event: who rotated, and to which client seed."""
     lock_player(session, player_id)
     refuse_if_unfinished(session, player_id)
     old = active_pair(session, player_id, for_update=True)
     old.revealed_at = datetime.now(UTC)
     session.flush()
-    new = commit_new_pair(session, player_id, client_seed)
+    new = commit_new_pair(session, player_id, client_seed, actor)
+    record_event(
+        session,
+        "seeds_rotated",
+        actor,
+        player_id=player_id,
+        subject={"revealed_pair": old.id, "new_pair": new.id},
+        details={
+            "revealed_server_seed_hash": old.server_seed_hash,
+            "new_server_seed_hash": new.server_seed_hash,
+            "client_seed": new.client_seed,
+        },
+    )
     return Rotation(revealed=_revealed(old), current=_commitment(new))
 
 

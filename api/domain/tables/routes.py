@@ -68,6 +68,7 @@ class TableController(Controller):
                     data.rule_fields(),
                     settings.currency,
                     allow_player_advantage=data.allow_player_advantage,
+                    actor=principal,
                 )
             ),
         )
@@ -91,5 +92,6 @@ async def _set_open(
 ) -> Response[TableView]:
     principal.require(Role.OPERATOR)
     return await command.run(
-        None, lambda s: TableView.of(tables.set_open(s, table_id, is_open=is_open))
+        None,
+        lambda s: TableView.of(tables.set_open(s, table_id, is_open=is_open, actor=principal)),
     )

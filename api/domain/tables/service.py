@@ -13,6 +13,8 @@ from sqlalchemy.sql.dml import Insert
 
 from api.db.models import CasinoTable
 from api.db.unique import add_unique
+from api.domain.events.service import record_event
+from api.domain.tokens.service import Principal
 from api.errors import Conflict, NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
 from casino.odds import PublishedOdds, published_odds
@@ -48,6 +50,7 @@ def create_table(
     default_currency: str,
     *,
     allow_player_advantage: bool = False,
+    actor: Principal | None = None,
 ) -> Table:
     """A new table; `rule_fields` are the flat rules (`TableRules.as_dict`), defaults filling
     gaps, and the table deals in `default_currency` unless they name another.
@@ -70,8 +73,16 @@ def create_table(
         rules=rules.as_dict(),
         is_open=True,
         created_at=datetime.now(UTC),
+        created_by_token=None if actor is None else actor.token_id,
     )
     add_unique(session, row, field="name", message="is already the name of another table")
+    record_event(
+        session,
+        "table_created",
+        actor,
+        subject={"table_id": row.id, "name": name},
+        details={"rules": rules.as_dict(), "player_advantage": list(favoured)},
+    )
     return _table(row)
 
 
@@ -104,12 +115,22 @@ def get_table(session: Session, table_id: int) -> Table:
     return _table(table)
 
 
-def set_open(session: Session, table_id: int, *, is_open: bool) -> Table:
+def set_open(
+    session: Session, table_id: int, *, is_open: bool, actor: Principal | None = None
+) -> Table:
+    """Open or close a table; a change (not a repeat) is a significant event."""
     table = session.scalar(select(CasinoTable).where(CasinoTable.id == table_id).with_for_update())
     if table is None:
         raise NotFound("table")
-    table.is_open = is_open
-    session.flush()
+    if table.is_open != is_open:
+        table.is_open = is_open
+        session.flush()
+        record_event(
+            session,
+            "table_opened" if is_open else "table_closed",
+            actor,
+            subject={"table_id": table.id, "name": table.name},
+        )
     return _table(table)
 
 

@@ -1,7 +1,10 @@
-"""Bearer tokens and the three roles.
+"""Bearer tokens, their life cycle, and the three roles.
 
 Tokens are random, shown once, and stored only as SHA-256 hashes; lookups go by hash and the
-final comparison is constant-time, so neither the table nor timing reveals a token.
+final comparison is constant-time, so neither the table nor timing reveals a token. A token
+records who issued it; it may expire (staff tokens always do) and be revoked, and every
+worker refuses a revoked token within a second of the revocation committing (the
+authenticator remembers a token for one second at most).
 """
 
 import hashlib
@@ -9,11 +12,11 @@ import hmac
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 from anyio.to_thread import run_sync
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
@@ -36,6 +39,8 @@ class Principal:
     token_id: int
     role: Role
     player_id: int | None
+    name: str | None = None
+    expires_at: datetime | None = None
 
     @property
     def caller(self) -> str:
@@ -61,21 +66,44 @@ def hash_token(token: str) -> str:
 
 
 def issue_token(
-    session: Session, role: Role, *, name: str | None = None, player_id: int | None = None
+    session: Session,
+    role: Role,
+    *,
+    name: str | None = None,
+    player_id: int | None = None,
+    issued_by: int | None = None,
+    ttl: timedelta | None = None,
 ) -> str:
-    """Create a token, store its hash, and return the token itself (the only time it exists)."""
+    """Create a token, store its hash, and return the token itself (the only time it exists).
+
+    `issued_by` is the issuing token (None: the command line); `ttl` None never expires."""
+    return issue(session, role, name=name, player_id=player_id, issued_by=issued_by, ttl=ttl)[1]
+
+
+def issue(
+    session: Session,
+    role: Role,
+    *,
+    name: str | None = None,
+    player_id: int | None = None,
+    issued_by: int | None = None,
+    ttl: timedelta | None = None,
+) -> tuple[ApiToken, str]:
+    """`issue_token`, also returning the stored row (its id names it in events)."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    session.add(
-        ApiToken(
-            token_hash=hash_token(token),
-            role=role.value,
-            name=name,
-            player_id=player_id,
-            created_at=datetime.now(UTC),
-        )
+    now = datetime.now(UTC)
+    row = ApiToken(
+        token_hash=hash_token(token),
+        role=role.value,
+        name=name,
+        player_id=player_id,
+        created_at=now,
+        issued_by=issued_by,
+        expires_at=None if ttl is None else now + ttl,
     )
+    session.add(row)
     session.flush()
-    return token
+    return row, token
 
 
 def _presented_hash(authorization: str | None) -> str:
@@ -88,10 +116,33 @@ def _presented_hash(authorization: str | None) -> str:
 
 
 def _lookup(session: Session, presented: str) -> Principal:
+    return _principal_of(_token_row(session, presented))
+
+
+def _token_row(session: Session, presented: str) -> ApiToken:
     row = session.scalar(select(ApiToken).where(ApiToken.token_hash == presented))
     if row is None or not hmac.compare_digest(row.token_hash, presented):
         raise Unauthenticated("the token is not valid")
-    return Principal(token_id=row.id, role=Role(row.role), player_id=row.player_id)
+    return row
+
+
+def _principal_of(row: ApiToken) -> Principal:
+    if row.revoked_at is not None:
+        raise Unauthenticated("the token was revoked", code="token_revoked")
+    principal = Principal(
+        token_id=row.id,
+        role=Role(row.role),
+        player_id=row.player_id,
+        name=row.name,
+        expires_at=row.expires_at,
+    )
+    _refuse_if_expired(principal)
+    return principal
+
+
+def _refuse_if_expired(principal: Principal) -> None:
+    if principal.expires_at is not None and principal.expires_at <= datetime.now(UTC):
+        raise Unauthenticated("the token has expired", code="token_expired")
 
 
 def authenticate(session: Session, authorization: str | None) -> Principal:
@@ -99,15 +150,17 @@ def authenticate(session: Session, authorization: str | None) -> Principal:
 
 
 class Authenticator:
-    """Resolves bearer tokens, remembering valid ones briefly.
+    """Resolves bearer tokens, remembering valid ones for a second.
 
     Every request authenticates; without the cache that is a query (and, on SQLite, a
-    transaction) per request on the hot path. Tokens are never edited, so the only staleness
-    is a token deleted from the database working on for up to `ttl_seconds`.
+    transaction) per request on the hot path. A second bounds how long a revoked token can
+    go on working in a worker that saw it just before, and still answers nearly every
+    request of a busy client from memory: one look-up a second per token per worker. The
+    look-up also notes when the token was last used, at most once a minute.
     """
 
     def __init__(
-        self, database: Database, *, ttl_seconds: float = 60.0, max_entries: int = 10_000
+        self, database: Database, *, ttl_seconds: float = 1.0, max_entries: int = 10_000
     ) -> None:
         self._database = database
         self._ttl = ttl_seconds
@@ -135,7 +188,12 @@ class Authenticator:
         if known is not None:
             return known
         with self._database.reading() as session:
-            principal = _lookup(session, presented)
+            row = _token_row(session, presented)
+            principal = _principal_of(row)
+            last_used = row.last_used_at
+        if last_used is None or last_used < datetime.now(UTC) - LAST_USED_RESOLUTION:
+            with self._database.transaction() as session:
+                _note_use(session, principal.token_id)
         if len(self._known) >= self._max_entries:
             self._known.clear()
         self._known[presented] = (principal, time.monotonic() + self._ttl)
@@ -143,4 +201,16 @@ class Authenticator:
 
     def _fresh(self, presented: str) -> Principal | None:
         cached = self._known.get(presented)
-        return cached[0] if cached is not None and cached[1] > time.monotonic() else None
+        if cached is None or cached[1] <= time.monotonic():
+            return None
+        _refuse_if_expired(cached[0])
+        return cached[0]
+
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _note_use(session: Session, token_id: int) -> None:
+    session.execute(
+        update(ApiToken).where(ApiToken.id == token_id).values(last_used_at=datetime.now(UTC))
+    )
