@@ -50,6 +50,7 @@ COMMANDS: Final = (
     Command("report", "api.domain.reports.cli", "operator reports"),
     Command("hands", "api.domain.hands.cli", "hands awaiting a decision"),
     Command("war", "api.domain.war_games.cli", "the War family: simulate and verify games"),
+    Command("events", "api.domain.events.cli", "the significant-events log"),
 )
 
 Handler = Callable[[argparse.Namespace], int]

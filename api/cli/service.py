@@ -1,13 +1,17 @@
-"""Commands that run the service: `serve`, `db upgrade`, `token create`."""
+"""Commands that run the service: `serve`, `db upgrade`, `token create | list | revoke`."""
 
 import argparse
 import os
+from datetime import timedelta
 
 import migrations
-from api.cli.common import EXIT_OK, Subparsers
+from api.cli.common import EXIT_OK, Subparsers, positive_int, print_json
 from api.db.database import Database
 from api.domain.tables.service import ensure_standard_table
-from api.domain.tokens.service import Role, issue_token
+from api.domain.tokens.lifecycle import TokenFilters, issue_recorded, list_tokens, revoke
+from api.domain.tokens.schemas import TokenView
+from api.domain.tokens.service import Role
+from api.pagination import MAX_LIMIT
 from api.server import serve
 from api.settings import get_settings
 
@@ -36,13 +40,58 @@ def _upgrade(_: argparse.Namespace) -> int:
 
 
 def _create_token(args: argparse.Namespace) -> int:
+    settings = get_settings()
+    ttl = timedelta(seconds=args.ttl or settings.staff_token_ttl_seconds)
     database = prepare_database()
     try:
         with database.transaction() as session:
-            token = issue_token(session, Role(args.role), name=args.name)
+            _, token = issue_recorded(session, Role(args.role), None, name=args.name, ttl=ttl)
     finally:
         database.dispose()
     print(token)
+    return EXIT_OK
+
+
+def _list_tokens(args: argparse.Namespace) -> int:
+    filters = TokenFilters(
+        role=None if args.role is None else Role(args.role),
+        player_id=args.player_id,
+        active=args.active,
+    )
+    database = prepare_database()
+    try:
+        with database.reading() as session:
+            items = []
+            cursor: str | None = None
+            while True:
+                page = list_tokens(session, filters, cursor, MAX_LIMIT)
+                items += [TokenView.model_validate(t).model_dump(mode="json") for t in page.items]
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+    finally:
+        database.dispose()
+    if args.json:
+        print_json({"items": items})
+        return EXIT_OK
+    for item in items:
+        state = "revoked" if item["revoked_at"] else "live"
+        expires = item["expires_at"] or "never"
+        print(f"{item['id']:>6}  {item['role']:<8}  {state:<7}  expires {expires}  {item['name']}")
+    return EXIT_OK
+
+
+def _revoke_token(args: argparse.Namespace) -> int:
+    database = prepare_database()
+    try:
+        with database.transaction() as session:
+            token = TokenView.model_validate(revoke(session, args.token_id, None))
+    finally:
+        database.dispose()
+    if args.json:
+        print_json(token.model_dump(mode="json"))
+    else:
+        print(f"token {token.id} revoked at {token.revoked_at}")
     return EXIT_OK
 
 
@@ -68,4 +117,28 @@ def register(subparsers: Subparsers) -> None:
     )
     create.add_argument("--role", required=True, choices=[Role.OPERATOR, Role.AUDITOR])
     create.add_argument("--name", help="who or what the token is for")
+    create.add_argument(
+        "--ttl",
+        type=positive_int,
+        help="seconds until it expires (default CASINO_WAR_STAFF_TOKEN_TTL_SECONDS, 30 days)",
+    )
     create.set_defaults(handler=_create_token)
+    listing = token_commands.add_parser(
+        "list", help="every token (never the secret): role, state, expiry, name"
+    )
+    listing.add_argument("--role", choices=[role.value for role in Role])
+    listing.add_argument("--player-id", type=positive_int)
+    listing.add_argument(
+        "--active",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="only live tokens (--no-active: only revoked or expired ones)",
+    )
+    listing.add_argument("--json", action="store_true", help="print one JSON document")
+    listing.set_defaults(handler=_list_tokens)
+    revoking = token_commands.add_parser(
+        "revoke", help="revoke a token: every server refuses it within a second"
+    )
+    revoking.add_argument("token_id", type=positive_int, metavar="ID")
+    revoking.add_argument("--json", action="store_true", help="print one JSON document")
+    revoking.set_defaults(handler=_revoke_token)

@@ -114,6 +114,7 @@ def _check_ledger_witness(
         ):
             _name_false_witnesses(row, txns, add)
             break
+    _check_actors(row, kinds, add)
     _check_time("created_at", row.created_at, kinds.get("stake"), add)
     settlements = kinds.get("settlement")
     _check_time("settled_at", row.settled_at, settlements, add)
@@ -126,6 +127,23 @@ def _check_ledger_witness(
         for name, decided_value in decided:
             if name in meta and meta[name] != decided_value:
                 add(Difference(name, decided_value, meta[name], (settlements[0].id,)))
+
+
+def _check_actors(
+    row: HandRow, kinds: dict[str, list[LedgerTxn]], add: Callable[[Difference], None]
+) -> None:
+    """The tokens the record names against those hashed into its postings: the stake's is
+    the placing token; a decided hand's raise and settlement name the deciding one."""
+    deciding = row.decided_by_token if row.decision is not None else row.placed_by_token
+    expected = {"stake": row.placed_by_token, "raise": deciding, "settlement": deciding}
+    field = {"stake": "placed_by_token", "raise": "decided_by_token"}
+    for kind, token in expected.items():
+        for txn in kinds.get(kind, ()):
+            if txn.meta is None or "actor_token_id" not in txn.meta:
+                continue
+            if txn.meta["actor_token_id"] != token:
+                name = field.get(kind, "decided_by_token" if row.decision else "placed_by_token")
+                add(Difference(name, token, txn.meta["actor_token_id"], (txn.id,)))
 
 
 def _name_false_witnesses(

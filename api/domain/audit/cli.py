@@ -27,6 +27,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from api.cli.common import (
     EXIT_OK,
@@ -44,6 +45,7 @@ from api.domain.audit.parallel import CHUNK
 from api.domain.audit.reads import count_hands
 from api.domain.audit.results import CasinoProblem, PeriodAudit
 from api.domain.audit.schemas import PeriodAuditReport
+from api.domain.events.service import EventsCheck, record_event, verify_events
 from api.domain.reports.gaming_day import day_start
 from api.settings import get_settings
 from ledger.report import LedgerProblem
@@ -125,14 +127,59 @@ def _audit(args: argparse.Namespace) -> int:
                 jobs=args.jobs,
                 chunk=args.chunk,
             )
+            with Session(bind=connection) as session:
+                events = verify_events(session)
+        ok = result.ok and events.ok
+        _record_run(database, args, result, events)
     finally:
         database.dispose()
     if args.json:
         report = PeriodAuditReport.model_validate(result, from_attributes=True)
-        print_json(report.model_dump(mode="json", exclude_unset=True))
+        document = report.model_dump(mode="json", exclude_unset=True)
+        print_json({**document, "ok": ok, "events": _events_document(events)})
     else:
         _print_summary(result)
-    return EXIT_OK if result.ok else EXIT_PROBLEM
+        _print_events(events)
+    return EXIT_OK if ok else EXIT_PROBLEM
+
+
+def _record_run(
+    database: Database, args: argparse.Namespace, result: PeriodAudit, events: EventsCheck
+) -> None:
+    """The audit itself is a significant event: when, over what, and what it found."""
+    with database.transaction() as session:
+        record_event(
+            session,
+            "audit_run",
+            None,
+            subject={
+                "from": None if args.first is None else args.first.isoformat(),
+                "to": None if args.last is None else args.last.isoformat(),
+            },
+            details={
+                "ok": result.ok and events.ok,
+                "hands": result.hands.hands_checked,
+                "hand_mismatches": result.hands.mismatched,
+                "events_ok": events.ok,
+            },
+        )
+
+
+def _events_document(events: EventsCheck) -> dict[str, Any]:
+    return {
+        "events": events.events,
+        "ok": events.ok,
+        "problems": [{"seq": p.seq, "problem": p.problem} for p in events.problems],
+    }
+
+
+def _print_events(events: EventsCheck) -> None:
+    if events.ok:
+        print(f"events: {events.events:,} in an unbroken hash chain")
+        return
+    print(f"events: {events.events:,}, {len(events.problems)} PROBLEM(S)")
+    for problem in events.problems:
+        print(f"  event {problem.seq}: {problem.problem}")
 
 
 def _print_summary(result: PeriodAudit) -> None:

@@ -67,6 +67,8 @@ class HandRow(NamedTuple):
     table_rules: str | None  # the table's rules as JSON text; None: the table row is gone
     engine_version: str | None  # None: dealt before the version was recorded
     rules_hash: str | None
+    placed_by_token: int | None  # None: recorded before actors were
+    decided_by_token: int | None
 
 
 _h = hands_table.c
@@ -104,6 +106,8 @@ HAND_COLUMNS = (
     cast(casino_tables_table.c.rules, String).label("table_rules"),
     _h.engine_version,
     _h.rules_hash,
+    _h.placed_by_token,
+    _h.decided_by_token,
 )
 
 

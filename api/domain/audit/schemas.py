@@ -114,6 +114,22 @@ class GameRecall(ResponseBody):
     rules: Rules
 
 
+class TokenActor(ResponseBody):
+    """A token as the audit names it: which, whose role and name, and who issued it."""
+
+    token_id: int
+    role: str
+    name: str | None
+    issued_by: int | None
+
+
+class HandActors(ResponseBody):
+    placed: TokenActor | None = Field(description="Null for hands from before actors.")
+    decided: TokenActor | None = Field(
+        description="Null while undecided, for a timeout (the house), or from before actors."
+    )
+
+
 class HandAudit(ResponseBody):
     hand: HandView | None = Field(
         description="Null when the record no longer fits the hand schema; `differences` say why."
@@ -126,6 +142,7 @@ class HandAudit(ResponseBody):
     recall: GameRecall | None = Field(
         description="Null when the record no longer fits the recall schema; `differences` say why."
     )
+    actors: HandActors
 
 
 # Ledger integrity

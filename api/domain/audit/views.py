@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
-from api.db.models import HandRecord, SeedPair
+from api.db.models import ApiToken, HandRecord, SeedPair
 from api.domain.audit.batch import audit_one_hand
 from api.domain.audit.integrity import audit_ledger
 from api.domain.audit.schemas import (
@@ -19,10 +19,12 @@ from api.domain.audit.schemas import (
     DerivedHand,
     FirstDeal,
     GameRecall,
+    HandActors,
     HandAudit,
     LedgerEntryView,
     LedgerIntegrity,
     LedgerTransactionView,
+    TokenActor,
 )
 from api.domain.hands.details import hand_details, war_cards
 from api.domain.hands.ledger import reference
@@ -90,6 +92,15 @@ def _recall(record: HandRecord) -> GameRecall:
     )
 
 
+def _token_actor(session: Session, token_id: int | None) -> TokenActor | None:
+    token = None if token_id is None else session.get(ApiToken, token_id)
+    if token is None:
+        return None
+    return TokenActor(
+        token_id=token.id, role=token.role, name=token.name, issued_by=token.issued_by
+    )
+
+
 def hand_audit(session: Session, hand_id: int) -> HandAudit:
     """One hand, its seeds (always shown to an auditor), its replay, its ledger, the verdict.
 
@@ -113,7 +124,12 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
     )
     recall = _fitting(lambda: _recall(record), differences)
     posted = transactions_for_reference(session, reference(hand_id))
+    actors = HandActors(
+        placed=_token_actor(session, record.placed_by_token),
+        decided=_token_actor(session, record.decided_by_token),
+    )
     return HandAudit(
+        actors=actors,
         hand=view,
         seeds=AuditSeeds(
             seed_pair_id=pair.id,
