@@ -37,7 +37,7 @@ from api.settings import Settings, get_settings
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
-    database = Database.connect(settings.database_url)
+    database = Database.connect(settings.database_url, settings.database_timeout_seconds)
 
     def on_startup() -> None:
         with database.transaction() as session:
@@ -71,7 +71,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             {
                 "database": database,
                 "settings": settings,
-                "authenticator": Authenticator(database),
+                "authenticator": Authenticator(
+                    database, failures_per_minute=settings.auth_failures_per_minute
+                ),
                 "idempotency": Idempotency(database, workers=settings.workers),
             }
         ),

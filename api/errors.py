@@ -43,6 +43,16 @@ class Restricted(DomainError):
     request is understood and allowed to the role, but not to this player at this time."""
 
 
+class Throttled(DomainError):
+    """Too many failed attempts from this client: try again in `retry_after` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            "too_many_requests", f"too many failed authentications; retry in {retry_after} s"
+        )
+        self.retry_after = retry_after
+
+
 class Unauthenticated(DomainError):
     """The caller did not prove who they are (`token_revoked`, `token_expired`: with a
     token that no longer works)."""

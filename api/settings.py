@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     # Player protection: how long a looser limit waits, and the pause that ends play time.
     limit_cooling_off_seconds: int = Field(default=86_400, ge=0)
     play_idle_gap_seconds: int = Field(default=300, gt=0)
+    # The longest a request waits on the database (a lock, a statement, a connection)
+    # before it is answered 503 service_unavailable.
+    database_timeout_seconds: float = Field(default=30.0, gt=0)
     # Token lifetimes: staff tokens always expire; player tokens when this says so.
     staff_token_ttl_seconds: int = Field(default=30 * 86_400, gt=0)
     player_token_ttl_seconds: int | None = Field(default=None, gt=0)

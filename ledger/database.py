@@ -43,13 +43,14 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_SECONDS)
         connect_args.setdefault("check_same_thread", False)
+        busy_timeout_ms = int(float(connect_args["timeout"]) * 1000)
         # The connection used last is handed out next: its page cache is warm, where a
         # rotation through the pool would make each connection re-read the pages others
         # changed. Writes are serialised, so one connection serves nearly every request.
         if not _in_memory(url):
             kwargs.setdefault("pool_use_lifo", True)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
-        _configure_sqlite(engine)
+        _configure_sqlite(engine, busy_timeout_ms)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_engine(url, **kwargs)
@@ -59,7 +60,7 @@ def _in_memory(url: str) -> bool:
     return make_url(url).database in (None, "", ":memory:")
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
     # The documented pysqlite recipe: stop the driver emitting its own (deferred) BEGIN
     # and emit BEGIN IMMEDIATE ourselves when SQLAlchemy starts a transaction.
     in_memory = _in_memory(str(engine.url))
@@ -73,7 +74,7 @@ def _configure_sqlite(engine: Engine) -> None:
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_SECONDS * 1000}")
+            cursor.execute(f"PRAGMA busy_timeout={busy_timeout_ms}")
         finally:
             cursor.close()
 

@@ -4,6 +4,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -19,8 +20,11 @@ class Database:
     writer_turn: AbstractContextManager[object]
 
     @classmethod
-    def connect(cls, url: str) -> "Database":
-        engine = make_engine(url)
+    def connect(cls, url: str, timeout_seconds: float | None = None) -> "Database":
+        """`timeout_seconds` bounds every wait on the database: SQLite's busy wait for the
+        write lock; PostgreSQL's connection attempt and each statement. A request that
+        hits it is a 503 (`api.http.problems`), not a hang."""
+        engine = make_engine(url, **_timeouts(url, timeout_seconds))
         is_sqlite = engine.dialect.name == "sqlite"
         # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
         reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
@@ -52,3 +56,17 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _timeouts(url: str, seconds: float | None) -> dict[str, Any]:
+    if seconds is None:
+        return {}
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": seconds}}
+    milliseconds = int(seconds * 1000)
+    return {
+        "connect_args": {
+            "connect_timeout": max(1, int(min(seconds, 10))),
+            "options": f"-c statement_timeout={milliseconds} -c lock_timeout={milliseconds}",
+        }
+    }

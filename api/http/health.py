@@ -3,7 +3,7 @@
 from litestar import get
 from sqlalchemy import text
 
-from api.http.problems import Problem
+from api.http.problems import RETRY_AFTER_SECONDS, Problem
 from api.http.routing import DatabaseDependency
 
 
@@ -20,5 +20,10 @@ def ready(database: DatabaseDependency) -> dict[str, str]:
         with database.reading() as session:
             session.execute(text("SELECT 1"))
     except Exception as error:
-        raise Problem(503, "database_unavailable", "the database does not answer") from error
+        raise Problem(
+            503,
+            "database_unavailable",
+            "the database does not answer",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        ) from error
     return {"status": "ready"}

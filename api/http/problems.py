@@ -7,10 +7,12 @@ unexpected leaks as a bare 500.
 """
 
 import logging
+import sqlite3
 import traceback
 from http import HTTPStatus
 from typing import Any
 
+import psycopg
 from litestar import Request, Response
 from litestar.exceptions import (
     HTTPException,
@@ -19,6 +21,8 @@ from litestar.exceptions import (
     ValidationException,
 )
 from litestar.types import ExceptionHandlersMap
+from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from api.errors import (
     Conflict,
@@ -28,6 +32,7 @@ from api.errors import (
     NotFound,
     Refused,
     Restricted,
+    Throttled,
     Unauthenticated,
 )
 from casino.errors import GameError, InvalidChoice, InvalidRules, InvalidSeed
@@ -86,6 +91,7 @@ _STATUS_OF_KIND: dict[type[DomainError], int] = {
     Refused: 422,
     Forbidden: 403,
     Restricted: 403,
+    Throttled: 429,
     Unauthenticated: 401,
 }
 _GAME_STATUS = {
@@ -102,6 +108,8 @@ def problem_for_domain_error(error: DomainError) -> Problem:
         return validation_problem(error.field, error.message)
     status = next(s for kind, s in _STATUS_OF_KIND.items() if isinstance(error, kind))
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, Throttled):
+        headers = {"Retry-After": str(error.retry_after)}
     return Problem(status, error.code, error.detail, headers=headers)
 
 
@@ -181,7 +189,40 @@ def _on_http_exception(_: Request[Any, Any, Any], exc: Exception) -> Response[di
     return _respond(Problem(status, code, str(exc.detail), headers=exc.headers))
 
 
+RETRY_AFTER_SECONDS = 5
+_SQLITE_UNAVAILABLE = ("database is locked", "unable to open database", "disk i/o error")
+
+
+def is_database_unavailable(exc: BaseException) -> bool:
+    """A database that does not answer (unreachable, restarting, timing out, locked), as
+    opposed to a statement that is wrong: the first is worth a retry, the second a bug."""
+    if isinstance(exc, DisconnectionError | PoolTimeoutError):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    # The hot path runs on the driver's own cursor (`ledger.driver`): its errors come
+    # unwrapped.
+    original = exc.orig if isinstance(exc, DBAPIError) else exc
+    if isinstance(original, psycopg.OperationalError):
+        return True
+    if isinstance(original, sqlite3.OperationalError):
+        return str(original).lower().startswith(_SQLITE_UNAVAILABLE)
+    return False
+
+
+def unavailable() -> Problem:
+    return Problem(
+        503,
+        "service_unavailable",
+        "the database is unavailable; retry shortly",
+        headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    if is_database_unavailable(exc):
+        logger.warning("database unavailable: %s", type(exc).__name__)
+        return _respond(unavailable())
     # The type and the frames only: an exception's message may quote data (a seed, a
     # token) that must never reach a log.
     frames = "".join(traceback.format_tb(exc.__traceback__))

@@ -86,7 +86,7 @@ async def require_idempotency_key(
     wrong with it; then the key must be there.
     """
     authenticator: Authenticator = connection.app.state.authenticator
-    await authenticator.resolve(connection.headers.get("authorization"))
+    await authenticator.resolve(connection.headers.get("authorization"), _address(connection))
     if not connection.headers.get(idempotency.HEADER):
         raise Problem(
             400, "idempotency_key_required", f"the {idempotency.HEADER} header is required"
@@ -117,7 +117,14 @@ def provide_settings(state: State) -> Settings:
 
 async def provide_principal(request: Request[Any, Any, Any], state: State) -> Principal:
     authenticator: Authenticator = state.authenticator
-    return await authenticator.resolve(request.headers.get("authorization"))
+    return await authenticator.resolve(request.headers.get("authorization"), _address(request))
+
+
+def _address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The client's address as the server saw it (behind a proxy, run uvicorn with
+    --forwarded-allow-ips so that this is the client's, not the proxy's)."""
+    client = connection.client
+    return client.host if client is not None else "unknown"
 
 
 @dataclass(frozen=True, slots=True)

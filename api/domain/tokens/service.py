@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.models import ApiToken
-from api.errors import Forbidden, Unauthenticated
+from api.domain.tokens.throttle import FailureThrottle
+from api.errors import Forbidden, Throttled, Unauthenticated
 
 TOKEN_PREFIX = "cw_"
 
@@ -160,27 +161,60 @@ class Authenticator:
     """
 
     def __init__(
-        self, database: Database, *, ttl_seconds: float = 1.0, max_entries: int = 10_000
+        self,
+        database: Database,
+        *,
+        ttl_seconds: float = 1.0,
+        max_entries: int = 10_000,
+        failures_per_minute: int = 20,
     ) -> None:
         self._database = database
         self._ttl = ttl_seconds
         self._max_entries = max_entries
         self._known: dict[str, tuple[Principal, float]] = {}
+        self._throttle = FailureThrottle(failures_per_minute)
 
     def remembered(self, authorization: str | None) -> Principal | None:
         """The caller if their token is in memory and fresh, else None; never a query, so
         the event loop may call it (a malformed header is refused here too)."""
         return self._fresh(_presented_hash(authorization))
 
-    async def resolve(self, authorization: str | None) -> Principal:
+    async def resolve(self, authorization: str | None, address: str = "unknown") -> Principal:
         """`principal` from the event loop: from memory when it can, else in a worker
         thread. Every request authenticates, and a thread hop costs more CPU than the
-        dictionary look-up that answers nearly all of them."""
-        known = self.remembered(authorization)
-        if known is not None:
-            return known
-        looked_up: Principal = await run_sync(self.principal, authorization)
+        dictionary look-up that answers nearly all of them.
+
+        A client address that failed too often lately is refused before anything else
+        (429), and every failure counts against it."""
+        retry_after = self._throttle.retry_after(address)
+        if retry_after is not None:
+            raise Throttled(retry_after)
+        try:
+            known = self.remembered(authorization)
+            if known is not None:
+                return known
+            looked_up: Principal = await run_sync(self.principal, authorization)
+        except Unauthenticated:
+            if self._throttle.failed(address):
+                await run_sync(self._record_burst, address)
+            raise
         return looked_up
+
+    def _record_burst(self, address: str) -> None:
+        # Imported here: the events log names tokens, so it imports this module.
+        from api.domain.events.service import record_event
+
+        with self._database.transaction() as session:
+            record_event(
+                session,
+                "authentication_throttled",
+                None,
+                subject={"address": address},
+                details={
+                    "failures": self._throttle.limit,
+                    "window_seconds": int(self._throttle.window),
+                },
+            )
 
     def principal(self, authorization: str | None) -> Principal:
         presented = _presented_hash(authorization)

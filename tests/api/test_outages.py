@@ -1,0 +1,74 @@
+"""A database that does not answer is a 503 with Retry-After, never a 500, and the service
+recovers by itself: PostgreSQL cut off through a real TCP proxy, SQLite held locked by
+another process's connection."""
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+from sqlalchemy.engine import make_url
+
+from api.app import create_app
+from api.domain.tokens.service import Role
+from api.settings import Settings
+from tests.api.conftest import Caller, issue_test_token
+from tests.api.proxy import CuttableProxy
+
+
+@pytest.fixture
+def proxied_postgres(database_url: str) -> Iterator[tuple[str, CuttableProxy]]:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("the proxy stands between the service and a PostgreSQL server")
+    url = make_url(database_url)
+    proxy = CuttableProxy(url.host or "127.0.0.1", url.port or 5432)
+    try:
+        yield url.set(host="127.0.0.1", port=proxy.port).render_as_string(False), proxy
+    finally:
+        proxy.close()
+
+
+def _operator(client: TestClient[Litestar], url: str) -> Caller:
+    return Caller(client, issue_test_token(Settings(database_url=url), Role.OPERATOR))
+
+
+def test_postgresql_unreachable_is_a_503_and_the_service_recovers(
+    proxied_postgres: tuple[str, CuttableProxy],
+) -> None:
+    url, proxy = proxied_postgres
+    settings = Settings(database_url=url, database_timeout_seconds=3)
+    with TestClient(app=create_app(settings)) as client:
+        operator = _operator(client, url)
+        assert operator.get("/v1/tables").status_code == 200
+        proxy.cut()
+        refused = operator.post("/v1/players", {"display_name": "during the outage"})
+        assert refused.status_code == 503
+        assert refused.json()["code"] == "service_unavailable"
+        assert int(refused.headers["retry-after"]) > 0
+        assert client.get("/ready").status_code == 503
+        proxy.restore()
+        assert client.get("/ready").status_code == 200
+        assert operator.post("/v1/players", {"display_name": "after"}).status_code == 201
+
+
+def test_a_sqlite_database_locked_past_the_timeout_is_a_503_and_moves_nothing(
+    database_url: str,
+) -> None:
+    if not database_url.startswith("sqlite"):
+        pytest.skip("SQLite's write lock")
+    settings = Settings(database_url=database_url, database_timeout_seconds=0.5)
+    with TestClient(app=create_app(settings)) as client:
+        operator = _operator(client, database_url)
+        before = operator.post("/v1/players", {"display_name": "before"}).json()["id"]
+        holder = sqlite3.connect(make_url(database_url).database or "", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            refused = operator.post("/v1/players", {"display_name": "locked out"})
+            assert refused.status_code == 503
+            assert refused.headers["retry-after"]
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        after = operator.post("/v1/players", {"display_name": "after"}).json()["id"]
+        assert after == before + 1
