@@ -1,6 +1,6 @@
 """A database that does not answer is a 503 with Retry-After, never a 500, and the service
-recovers by itself: PostgreSQL cut off through a real TCP proxy, SQLite held locked by
-another process's connection."""
+recovers by itself: PostgreSQL cut off through a real TCP proxy, a private PostgreSQL server
+stopped and started again, SQLite held locked by another connection."""
 
 import sqlite3
 from collections.abc import Iterator
@@ -10,10 +10,12 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from sqlalchemy.engine import make_url
 
+import migrations
 from api.app import create_app
 from api.domain.tokens.service import Role
 from api.settings import Settings
 from tests.api.conftest import Caller, issue_test_token
+from tests.api.private_postgres import PrivatePostgres
 from tests.api.proxy import CuttableProxy
 
 
@@ -72,3 +74,39 @@ def test_a_sqlite_database_locked_past_the_timeout_is_a_503_and_moves_nothing(
             holder.close()
         after = operator.post("/v1/players", {"display_name": "after"}).json()["id"]
         assert after == before + 1
+
+
+@pytest.fixture
+def private_postgres(database_url: str) -> Iterator[PrivatePostgres]:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL restart")
+    server = PrivatePostgres()
+    reason = server.unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    server.start()
+    try:
+        migrations.upgrade(server.url)
+        yield server
+    finally:
+        server.remove()
+
+
+def test_a_postgresql_restart_is_a_503_during_and_nothing_after(
+    private_postgres: PrivatePostgres,
+) -> None:
+    url = private_postgres.url
+    settings = Settings(database_url=url, database_timeout_seconds=3)
+    with TestClient(app=create_app(settings)) as client:
+        operator = _operator(client, url)
+        assert operator.post("/v1/players", {"display_name": "before"}).status_code == 201
+        private_postgres.stop()
+        during = operator.post("/v1/players", {"display_name": "during"})
+        assert during.status_code == 503 and during.headers["retry-after"]
+        assert client.get("/ready").status_code == 503
+        private_postgres.start()
+        private_postgres.wait_until_up()
+        assert client.get("/ready").status_code == 200
+        after = operator.post("/v1/players", {"display_name": "after"})
+        assert after.status_code == 201
+        assert after.json()["id"] == 2  # the refused request created nothing
