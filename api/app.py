@@ -22,7 +22,7 @@ from api.domain.tokens.service import Authenticator
 from api.domain.war_games.routes import WarGameAuditController, WarGameController
 from api.http.cors import cors_config
 from api.http.hardening import BodyCheckMiddleware, security_headers
-from api.http.health import health, ready
+from api.http.health import get_health, get_readiness
 from api.http.idempotency import Idempotency
 from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
 from api.http.problems import EXCEPTION_HANDLERS
@@ -45,8 +45,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     return Litestar(
         route_handlers=[
-            health,
-            ready,
+            get_health,
+            get_readiness,
             PlayerController,
             CashierController,
             TableController,

@@ -8,13 +8,13 @@ from api.http.routing import DatabaseDependency
 
 
 @get("/health", tags=["operations"], sync_to_thread=False)
-def health() -> dict[str, str]:
+def get_health() -> dict[str, str]:
     """The process is up."""
     return {"status": "ok"}
 
 
 @get("/ready", tags=["operations"], sync_to_thread=True)
-def ready(database: DatabaseDependency) -> dict[str, str]:
+def get_readiness(database: DatabaseDependency) -> dict[str, str]:
     """The database answers."""
     try:
         with database.reading() as session:

@@ -73,7 +73,9 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
             media_type=PROBLEM_MEDIA_TYPE,
             description="Problem details",
         )
-        for status in (401, 422, *statuses)
+        # Any authenticated route may answer 429 (an address that failed too often) and
+        # 503 (the database does not answer).
+        for status in (401, 422, 429, 503, *statuses)
     }
 
 

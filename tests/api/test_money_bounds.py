@@ -70,7 +70,7 @@ def test_the_audit_reports_a_balance_stored_out_of_range_instead_of_crashing(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    player, player_id = new_player(operator, deposit=100)
+    player, player_id = new_player(operator, deposit=10_000)
     play_until(player, standard_table_id(player), "settled")
     stored: int | float = 1e19 if database_url.startswith("sqlite") else INT64_MAX
     _set_balance(database_url, f"wallet:{player_id}:USD", stored)

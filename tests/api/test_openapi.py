@@ -81,6 +81,8 @@ def test_the_fuzzer_finds_no_server_error_and_no_undocumented_response(
     operations = [result.ok() for result in api_schema.get_all_operations()]
     assert len(operations) >= len(SPEC_PATHS)
     for operation in operations:
+        if operation.path.endswith("/revoke"):
+            continue  # would revoke the very tokens the rest of the run calls with
         plays = operation.path.startswith(("/v1/me", "/v1/hands"))
         headers = {"Authorization": f"Bearer {tokens['player' if plays else 'operator']}"}
 

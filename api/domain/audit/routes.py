@@ -26,7 +26,7 @@ class AuditController(Controller):
     security = BEARER
 
     @get("/hands/{hand_id:int}", sync_to_thread=True, responses=problems(403, 404))
-    def hand(
+    def audit_hand(
         self, hand_id: PathId, database: DatabaseDependency, principal: PrincipalDependency
     ) -> HandAudit:
         """Re-derive the hand from its seeds and recorded rules; compare record and ledger."""
@@ -35,7 +35,7 @@ class AuditController(Controller):
             return audit_views.hand_audit(session, hand_id)
 
     @get("/ledger", sync_to_thread=True, responses=problems(403))
-    def ledger(
+    def audit_ledger(
         self, database: DatabaseDependency, principal: PrincipalDependency
     ) -> LedgerIntegrity:
         """Hash chain, trial balance, stored balances, and money held for unsettled hands."""

@@ -101,6 +101,13 @@ def _token_actor(session: Session, token_id: int | None) -> TokenActor | None:
     )
 
 
+def _actors(session: Session, record: HandRecord) -> HandActors:
+    return HandActors(
+        placed=_token_actor(session, record.placed_by_token),
+        decided=_token_actor(session, record.decided_by_token),
+    )
+
+
 def hand_audit(session: Session, hand_id: int) -> HandAudit:
     """One hand, its seeds (always shown to an auditor), its replay, its ledger, the verdict.
 
@@ -124,12 +131,8 @@ def hand_audit(session: Session, hand_id: int) -> HandAudit:
     )
     recall = _fitting(lambda: _recall(record), differences)
     posted = transactions_for_reference(session, reference(hand_id))
-    actors = HandActors(
-        placed=_token_actor(session, record.placed_by_token),
-        decided=_token_actor(session, record.decided_by_token),
-    )
     return HandAudit(
-        actors=actors,
+        actors=_actors(session, record),
         hand=view,
         seeds=AuditSeeds(
             seed_pair_id=pair.id,

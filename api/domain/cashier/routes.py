@@ -28,7 +28,7 @@ class CashierController(Controller):
     security = BEARER
 
     @command("/deposits", 403, 404, 409)
-    async def deposit(
+    async def make_deposit(
         self,
         data: JSONBody[CashierRequest],
         principal: PrincipalDependency,
@@ -39,7 +39,7 @@ class CashierController(Controller):
         return await _cashier_move(data, principal, settings, command, cashier.deposit)
 
     @command("/withdrawals", 403, 404, 409)
-    async def withdraw(
+    async def make_withdrawal(
         self,
         data: JSONBody[CashierRequest],
         principal: PrincipalDependency,

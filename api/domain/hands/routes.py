@@ -30,7 +30,7 @@ class HandController(Controller):
     security = BEARER
 
     @command("/", 403, 404, 409)
-    async def open_hand(
+    async def place_hand(
         self,
         data: JSONBody[HandOpen],
         principal: PrincipalDependency,
@@ -58,7 +58,7 @@ class HandController(Controller):
         )
 
     @command("/{hand_id:int}/decision", 403, 404, 409, status_code=200)
-    async def decide(
+    async def decide_hand(
         self,
         hand_id: PathId,
         data: JSONBody[Decision],

@@ -7,6 +7,7 @@ deciding run their statements on the driver (`store`, `ledger.fresh`): one read 
 locks and checks, then one statement per kind of write.
 """
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,6 +36,7 @@ from ledger.errors import LimitExceeded
 from ledger.fresh import read_balance
 
 DEFAULT_POLICY = ProtectionPolicy()
+NEW_HAND = 0  # the id of a hand not yet inserted: the database gives it its own
 
 
 def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]:
@@ -59,6 +61,36 @@ def _refuse_other_currency(table_id: int, rules: TableRules, currency: str | Non
         raise Refused(
             "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
         )
+
+
+def _new_record(
+    placing: HandRef,
+    found: store.Opening,
+    rules: TableRules,
+    hand: Hand,
+    created_at: datetime,
+) -> dict[str, Any]:
+    """The hand's row as it is written: its seeds, rules, cards, money and who asked."""
+    return {
+        "player_id": placing.player_id,
+        "table_id": placing.table_id,
+        "seed_pair_id": found.pair_id,
+        "nonce": found.nonce,
+        "currency": rules.currency,
+        "rules": rules.as_dict(),
+        "status": hand.status.value,
+        "bet": hand.bet,
+        "tie_bet": hand.tie_bet,
+        "player_card": hand.player_card,
+        "dealer_card": hand.dealer_card,
+        "total_staked": hand.total_staked,
+        "balance_before": found.wallet_balance,
+        "created_at": created_at,
+        "engine_version": ENGINE_VERSION,
+        "rules_hash": rules_hash(rules),
+        "placed_by_token": placing.actor_token_id,
+        **_settled_fields(hand, found.wallet_balance - hand.total_staked),
+    }
 
 
 def open_hand(
@@ -94,29 +126,11 @@ def open_hand(
 
     rows = known.accounts.opening(session, driver, accounts.specs())
     created_at = datetime.now(UTC)
-    record: dict[str, Any] = {
-        "player_id": player_id,
-        "table_id": table_id,
-        "seed_pair_id": found.pair_id,
-        "nonce": found.nonce,
-        "currency": rules.currency,
-        "rules": rules.as_dict(),
-        "status": hand.status.value,
-        "bet": bet,
-        "tie_bet": tie_bet,
-        "player_card": hand.player_card,
-        "dealer_card": hand.dealer_card,
-        "total_staked": hand.total_staked,
-        "balance_before": found.wallet_balance,
-        "created_at": created_at,
-        "engine_version": ENGINE_VERSION,
-        "rules_hash": rules_hash(rules),
-        "placed_by_token": actor_token_id,
-        **_settled_fields(hand, found.wallet_balance - hand.total_staked),
-    }
+    placing = HandRef(NEW_HAND, player_id, table_id, actor_token_id)
+    record = _new_record(placing, found, rules, hand, created_at)
     hand_id = store.insert_hand(driver, record)
     store.advance_nonce(driver, found.pair_id)
-    ref = HandRef(hand_id, player_id, table_id, actor_token_id)
+    ref = replace(placing, hand_id=hand_id)
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
         steps.append(postings.settlement(ref, hand, accounts))

@@ -43,7 +43,7 @@ class PlayerController(Controller):
         )
 
     @command("/v1/players/{player_id:int}/tokens", 403, 404, 409)
-    async def issue_token(
+    async def issue_player_token(
         self,
         player_id: PathId,
         principal: PrincipalDependency,
@@ -76,7 +76,7 @@ class PlayerController(Controller):
             return PlayerView.model_validate(players.wallet(session, player_id, settings.currency))
 
     @get("/v1/me", sync_to_thread=True, responses=problems(403))
-    def me(
+    def get_my_wallet(
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,

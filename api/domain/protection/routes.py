@@ -30,7 +30,7 @@ class ProtectionController(Controller):
     security = BEARER
 
     @get("/v1/me/limits", sync_to_thread=True, responses=problems(403))
-    def my_limits(
+    def get_my_limits(
         self,
         database: DatabaseDependency,
         settings: SettingsDependency,
@@ -56,7 +56,7 @@ class ProtectionController(Controller):
         return await _set_limits(principal.own_player_id(), data, settings, principal, command)
 
     @get("/v1/players/{player_id:int}/limits", sync_to_thread=True, responses=problems(403, 404))
-    def player_limits(
+    def get_player_limits(
         self,
         player_id: PathId,
         database: DatabaseDependency,
@@ -85,7 +85,7 @@ class ProtectionController(Controller):
         return await _set_limits(player_id, data, settings, principal, command)
 
     @get("/v1/me/exclusion", sync_to_thread=True, responses=problems(403))
-    def my_exclusion(
+    def get_my_exclusion(
         self, database: DatabaseDependency, principal: PrincipalDependency
     ) -> ExclusionView:
         """Whether the caller is in a time-out or self-exclusion, and until when."""

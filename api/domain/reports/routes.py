@@ -37,7 +37,7 @@ class ReportController(Controller):
         responses=problems(403),
         response_description="The payout report (JSON, or CSV with `Accept: text/csv`).",
     )
-    def payouts(
+    def get_payout_report(
         self,
         request: Request[Any, Any, Any],
         database: DatabaseDependency,
@@ -73,7 +73,7 @@ class ReportController(Controller):
         return Response(PayoutReportView.model_validate(report, from_attributes=True))
 
     @get("/unfinished", sync_to_thread=True, responses=problems(403))
-    def unfinished(
+    def list_unfinished_hands(
         self,
         database: DatabaseDependency,
         settings: SettingsDependency,

@@ -25,14 +25,16 @@ class SeedController(Controller):
     security = BEARER
 
     @get("/", sync_to_thread=True, responses=problems(403))
-    def current(self, database: DatabaseDependency, principal: PrincipalDependency) -> SeedState:
+    def get_seed_commitment(
+        self, database: DatabaseDependency, principal: PrincipalDependency
+    ) -> SeedState:
         """The commitment (hash) to the server seed the next hand will use."""
         player_id = principal.own_player_id()
         with database.reading() as session:
             return SeedState.model_validate(seeds.current_commitment(session, player_id))
 
     @command("/rotate", 403, 409, status_code=200)
-    async def rotate(
+    async def rotate_seeds(
         self,
         principal: PrincipalDependency,
         command: CommandDependency,
@@ -49,7 +51,7 @@ class SeedController(Controller):
         )
 
     @get("/revealed", sync_to_thread=True, responses=problems(403))
-    def revealed(
+    def list_revealed_seeds(
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,

@@ -51,7 +51,7 @@ class StatementController(Controller):
     security = BEARER
 
     @get("/v1/me/transactions", sync_to_thread=True, responses=problems(403))
-    def my_transactions(
+    def list_my_transactions(
         self,
         database: DatabaseDependency,
         principal: PrincipalDependency,
@@ -69,7 +69,7 @@ class StatementController(Controller):
         sync_to_thread=True,
         responses=problems(403, 404),
     )
-    def player_transactions(
+    def list_player_transactions(
         self,
         player_id: PathId,
         database: DatabaseDependency,
@@ -84,7 +84,7 @@ class StatementController(Controller):
         return _transactions(database, player_id, from_time, to_time, cursor, limit, check=True)
 
     @get("/v1/me/statement", sync_to_thread=True, responses=problems(403))
-    def my_statement(
+    def get_my_statement(
         self,
         database: DatabaseDependency,
         settings: SettingsDependency,
@@ -101,7 +101,7 @@ class StatementController(Controller):
         sync_to_thread=True,
         responses=problems(403, 404),
     )
-    def player_statement(
+    def get_player_statement(
         self,
         player_id: PathId,
         database: DatabaseDependency,
@@ -120,7 +120,7 @@ class StatementController(Controller):
         responses=problems(403),
         response_description="The summary (JSON, or CSV with `Accept: text/csv`).",
     )
-    def player_accounts(
+    def get_player_accounts_report(
         self,
         request: Request[Any, Any, Any],
         database: DatabaseDependency,

@@ -48,7 +48,7 @@ class TokenController(Controller):
             return TokenPage.model_validate(lifecycle.list_tokens(session, filters, cursor, limit))
 
     @command("/v1/tokens/{token_id:int}/revoke", 403, 404, status_code=200)
-    async def revoke(
+    async def revoke_token(
         self, token_id: PathId, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TokenView]:
         """Revoke any token (operators); every worker refuses it within a second."""
@@ -58,7 +58,7 @@ class TokenController(Controller):
         )
 
     @command("/v1/me/token/revoke", status_code=200)
-    async def revoke_own(
+    async def revoke_my_token(
         self, principal: PrincipalDependency, command: CommandDependency
     ) -> Response[TokenView]:
         """Revoke the token making this request (any role): a sign-out that sticks."""

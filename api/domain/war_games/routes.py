@@ -30,7 +30,7 @@ class WarGameController(Controller):
     security = BEARER
 
     @command("/", 403)
-    async def create(
+    async def create_war_game(
         self,
         data: JSONBody[WarGameCreate],
         principal: PrincipalDependency,
@@ -51,7 +51,7 @@ class WarGameController(Controller):
         )  # fmt: skip
 
     @command("/{game_id:int}/turns", 403, 404, 409)
-    async def play_turn(
+    async def play_war_turn(
         self,
         game_id: PathId,
         data: JSONBody[WarTurnPlay],
@@ -70,7 +70,7 @@ class WarGameController(Controller):
         )
 
     @get("/{game_id:int}", sync_to_thread=True, responses=problems(403, 404))
-    def game(
+    def get_war_game(
         self, game_id: PathId, database: DatabaseDependency, principal: PrincipalDependency
     ) -> WarGameView:
         """The game with its log: every turn's input and what it dealt."""
@@ -85,7 +85,7 @@ class WarGameAuditController(Controller):
     security = BEARER
 
     @get("/{game_id:int}", sync_to_thread=True, responses=problems(403, 404))
-    def audit(
+    def audit_war_game(
         self, game_id: PathId, database: DatabaseDependency, principal: PrincipalDependency
     ) -> WarGameAuditView:
         """Replay a War game from its seeds and stored inputs; compare every stored turn."""
