@@ -20,6 +20,8 @@ from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.routes import TokenController
 from api.domain.tokens.service import Authenticator
 from api.domain.war_games.routes import WarGameAuditController, WarGameController
+from api.http import access
+from api.http.access import logging_config
 from api.http.cors import cors_config
 from api.http.hardening import BodyCheckMiddleware, security_headers
 from api.http.health import get_health, get_readiness
@@ -43,7 +45,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             get_health,
             get_readiness,
@@ -88,4 +90,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         cors_config=cors_config(settings),
         on_startup=[on_startup],
         on_shutdown=[database.dispose],
+        logging_config=logging_config(
+            json_lines=settings.log_format == "json", access_log=settings.access_log
+        ),
     )
+    # Around the whole app, so that the router's own 404s and 405s are logged and carry a
+    # request id too (route middleware runs only for a matched route).
+    app.asgi_handler = access.wrap(app.asgi_handler)
+    return app

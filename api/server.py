@@ -2,6 +2,7 @@
 
 import logging
 import socket
+import sys
 from importlib.util import find_spec
 
 import uvicorn
@@ -35,8 +36,9 @@ def loop_and_parser() -> tuple[str, str]:
     return loop, http
 
 
-def serve(app: str, *, host: str, port: int, workers: int) -> None:
-    """Serve the app named `module:attribute` until interrupted."""
+def serve(app: str, *, host: str, port: int, workers: int, announce: str = "") -> None:
+    """Serve the app named `module:attribute` until interrupted; `announce` is printed on
+    stderr once the port is bound (a busy port fails before it)."""
     loop, http = loop_and_parser()
     config = uvicorn.Config(
         app,
@@ -51,6 +53,8 @@ def serve(app: str, *, host: str, port: int, workers: int) -> None:
     )
     logging.getLogger("uvicorn.error").info(SERVING_WITH, loop, http)
     sock = listening_socket(host, port)
+    if announce:
+        print(announce, file=sys.stderr, flush=True)
     if workers == 1:
         uvicorn.Server(config).run(sockets=[sock])
     else:

@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     # The longest a request waits on the database (a lock, a statement, a connection)
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
+    # One line per request on stderr (method, path, status, duration, request id); plain
+    # text, or JSON lines for a log shipper.
+    access_log: bool = True
+    log_format: Literal["text", "json"] = "text"
     # Token lifetimes: staff tokens always expire; player tokens when this says so.
     staff_token_ttl_seconds: int = Field(default=30 * 86_400, gt=0)
     player_token_ttl_seconds: int | None = Field(default=None, gt=0)
@@ -35,6 +39,16 @@ class Settings(BaseSettings):
     cors_allowed_origins: tuple[str, ...] = ()
     # How many server processes share the database; `casino-war serve --workers` sets it.
     workers: int = Field(default=1, ge=1)
+
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database(cls, value: str) -> str:
+        if not value.startswith(("sqlite://", "postgresql", "postgres://", "postgres+psycopg")):
+            raise ValueError(
+                "must be sqlite:///PATH or postgresql://USER@HOST/DATABASE "
+                "(the two databases this service runs on)"
+            )
+        return value
 
     @field_validator("gaming_day_timezone")
     @classmethod

@@ -11,6 +11,10 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from ledger.database import make_engine
 
 SCRIPT_LOCATION = Path(__file__).resolve().parent
 
@@ -28,3 +32,15 @@ def alembic_config(url: str) -> Config:
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the database at `url` to `revision` (the newest schema by default)."""
     command.upgrade(alembic_config(url), revision)
+
+
+def is_current(url: str) -> bool:
+    """Whether the database at `url` is at the newest schema (False for an empty one)."""
+    heads = set(ScriptDirectory.from_config(alembic_config(url)).get_heads())
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            current = set(MigrationContext.configure(connection).get_current_heads())
+    finally:
+        engine.dispose()
+    return current == heads

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol, cast
 
 from api.cli.common import EXIT_USAGE, Subparsers, UsageError
+from api.startup import one_line
 from casino.errors import GameError
 
 
@@ -84,6 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         command.print_usage(sys.stderr)
         print(f"{command.prog}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
+    except Exception as error:
+        # A configuration or connection error: one line saying what to fix (exit 2).
+        sentence = one_line(error)
+        if sentence is None or args.debug:
+            raise
+        print(f"casino-war: error: {sentence} (--debug shows the traceback)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def _chosen_modules(arguments: Sequence[str]) -> set[str]:
@@ -105,6 +113,11 @@ def _build(modules: set[str]) -> tuple[argparse.ArgumentParser, Subparsers]:
     parser = argparse.ArgumentParser(
         prog="casino-war",
         description="Casino War: odds, simulation and provably fair verification.",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="on a configuration or connection error, show the traceback too",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     registered: set[str] = set()

@@ -14,6 +14,8 @@ from api.domain.tokens.service import Role
 from api.pagination import MAX_LIMIT
 from api.server import serve
 from api.settings import get_settings
+from api.startup import shown_url
+from api.version import SOFTWARE_VERSION
 
 
 def prepare_database() -> Database:
@@ -29,7 +31,14 @@ def prepare_database() -> Database:
 def _serve(args: argparse.Namespace) -> int:
     prepare_database().dispose()
     os.environ["CASINO_WAR_WORKERS"] = str(args.workers)  # read by every worker's settings
-    serve("api.asgi:app", host=args.host, port=args.port, workers=args.workers)
+    settings = get_settings()
+    workers = "1 worker" if args.workers == 1 else f"{args.workers} workers"
+    announce = (
+        f"casino-war {SOFTWARE_VERSION} serving http://{args.host}:{args.port} ({workers}, "
+        f"database {shown_url(settings.database_url)}, "
+        f"access log {'on' if settings.access_log else 'off'})"
+    )
+    serve("api.asgi:app", host=args.host, port=args.port, workers=args.workers, announce=announce)
     return EXIT_OK
 
 
@@ -97,11 +106,25 @@ def _revoke_token(args: argparse.Namespace) -> int:
 
 def register(subparsers: Subparsers) -> None:
     serve = subparsers.add_parser(
-        "serve", help="bring the database to the newest schema, then serve the API"
+        "serve",
+        help="bring the database to the newest schema, then serve the API",
+        description="Migrate the database (CASINO_WAR_DATABASE_URL, default a SQLite file "
+        "casino-war.db here), then serve the API, the OpenAPI document (/schema) and the "
+        "probes (/health, /ready); one access-log line per request on stderr.",
+        epilog="examples:\n  casino-war serve\n  casino-war serve --host 0.0.0.0 --port 8080 "
+        "--workers 4\n  CASINO_WAR_DATABASE_URL=postgresql://casino@db/casino casino-war serve",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--workers", type=int, default=1, help="server processes (%(default)s)")
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (%(default)s; 0.0.0.0: all)"
+    )
+    serve.add_argument("--port", type=positive_int, default=8000, help="TCP port (%(default)s)")
+    serve.add_argument(
+        "--workers",
+        type=positive_int,
+        default=1,
+        help="server processes sharing the database (%(default)s)",
+    )
     serve.set_defaults(handler=_serve)
 
     db = subparsers.add_parser("db", help="database schema")

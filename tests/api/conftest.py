@@ -126,7 +126,7 @@ class LiveServer:
     def __init__(self, database_url: str, workers: int) -> None:
         self.database_url = database_url
         self.workers = workers
-        self.port = _free_port()
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -171,7 +171,7 @@ class LiveServer:
         return issue_test_token(Settings(database_url=self.database_url), role)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
