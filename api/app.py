@@ -26,7 +26,7 @@ from api.http.cors import cors_config
 from api.http.hardening import BodyCheckMiddleware, security_headers
 from api.http.health import get_health, get_readiness
 from api.http.idempotency import Idempotency
-from api.http.openapi import StrictRequestSchemaPlugin, openapi_config
+from api.http.openapi import StrictRequestSchemaPlugin, openapi_config, refine_handlers
 from api.http.problems import EXCEPTION_HANDLERS
 from api.http.routing import (
     provide_command,
@@ -97,4 +97,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
     # Around the whole app, so that the router's own 404s and 405s are logged and carry a
     # request id too (route middleware runs only for a matched route).
     app.asgi_handler = access.wrap(app.asgi_handler)
+    refine_handlers(app)
     return app

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Final, Protocol, cast
 
 from api.cli.common import EXIT_USAGE, Subparsers, UsageError
-from api.startup import one_line
 from casino.errors import GameError
 
 
@@ -86,7 +85,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{command.prog}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as error:
-        # A configuration or connection error: one line saying what to fix (exit 2).
+        # A configuration or connection error: one line saying what to fix (exit 2). Imported
+        # only now: the game commands load no database or web code.
+        from api.startup import one_line
+
         sentence = one_line(error)
         if sentence is None or args.debug:
             raise

@@ -72,6 +72,7 @@ def problems(*statuses: int) -> dict[int, ResponseSpec]:
             data_container=ProblemDetails,
             media_type=PROBLEM_MEDIA_TYPE,
             description="Problem details",
+            generate_examples=False,
         )
         # Any authenticated route may answer 429 (an address that failed too often) and
         # 503 (the database does not answer).

@@ -17,8 +17,8 @@ from pydantic import Field, field_serializer, model_validator
 
 from api.domain.hands.schemas import HandView, WarView
 from api.domain.tables.schemas import Rules
-from api.http.schemas import ResponseBody
-from casino.hand import Hand, summary
+from api.http.schemas import DecidedBy, ResponseBody
+from casino.hand import Action, Hand, summary
 
 # Audit of one hand
 
@@ -58,7 +58,7 @@ class DerivedHand(ResponseBody):
     player_card: str
     dealer_card: str
     war: WarView | None
-    decision: Literal["war", "surrender"] | None
+    decision: Action | None
     outcome: str | None
     bet: int
     tie_bet: int
@@ -106,8 +106,8 @@ class GameRecall(ResponseBody):
     total_staked: int
     total_returned: int | None
     net: int | None
-    decision: Literal["war", "surrender"] | None
-    decided_by: Literal["player", "timeout"] | None
+    decision: Action | None
+    decided_by: DecidedBy | None
     first_deal: FirstDeal
     war: WarView | None
     outcome: str | None

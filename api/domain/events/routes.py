@@ -7,7 +7,7 @@ from litestar import Controller, get
 from litestar.params import QueryParameter
 
 from api.domain.events import service as events
-from api.domain.events.schemas import EventPage
+from api.domain.events.schemas import EventKind, EventPage
 from api.domain.tokens.service import Role
 from api.http.routing import (
     BEARER,
@@ -21,7 +21,7 @@ from api.http.routing import (
 from api.pagination import DEFAULT_LIMIT
 
 EventTypeName = Annotated[
-    events.EventType | None, QueryParameter(name="type", description="Only this type.")
+    EventKind | None, QueryParameter(name="type", description="Only this type.")
 ]
 
 
@@ -49,6 +49,7 @@ class EventController(Controller):
     ) -> EventPage:
         """Who did what to whom, oldest first, each a link of the events' hash chain."""
         principal.require(Role.AUDITOR, Role.OPERATOR)
-        filters = events.EventFilters(event_type, player_id, token_id, from_time, to_time)
+        kind = None if event_type is None else event_type.value
+        filters = events.EventFilters(kind, player_id, token_id, from_time, to_time)
         with database.reading() as session:
             return EventPage.model_validate(events.list_events(session, filters, cursor, limit))

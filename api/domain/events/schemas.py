@@ -1,9 +1,16 @@
 """Significant events as auditors and operators read them."""
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
+from api.domain.events.service import EVENT_TYPES
 from api.http.schemas import ResponseBody
+
+EventKind = StrEnum(  # type: ignore[misc]
+    "EventKind", {event_type: event_type for event_type in EVENT_TYPES}
+)
+"""The event types, a named enum for the `type` filter."""
 
 
 class EventActor(ResponseBody):

@@ -5,9 +5,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from api.domain.hands.decisions import DecidedBy
 from api.domain.tables.schemas import Rules
-from api.http.schemas import Amount, Currency, Id, PositiveAmount, RequestBody, ResponseBody
+from api.http.schemas import (
+    Amount,
+    Currency,
+    DecidedBy,
+    Id,
+    PositiveAmount,
+    RequestBody,
+    ResponseBody,
+)
 from casino.hand import Action, HandStatus, Outcome
 
 

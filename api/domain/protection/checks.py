@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from api.db.models import HandRecord, PlayerLimit
-from api.domain.protection.policy import Period, ProtectionPolicy, now
+from api.domain.protection.policy import PERIODS, Period, ProtectionPolicy, now
 from api.domain.protection.service import active_exclusion, in_force, limit_rows
 from api.domain.statements.service import StatementLine, statements
 from api.errors import Refused, Restricted
@@ -95,7 +95,7 @@ def _period_line(
     policy: ProtectionPolicy,
     at: datetime,
 ) -> StatementLine:
-    period: Period = "month" if row.period == "month" else "week" if row.period == "week" else "day"
+    period: Period = PERIODS.get(row.period or "day", "day")
     start = policy.period_start(period, at)
     lines = statements(session.connection(), start, at + _UNTIL_LATER, player_id)
     for line in lines:

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 from api.domain.reports.gaming_day import day_start, gaming_day
 
 Period = Literal["day", "week", "month"]
+PERIODS: dict[str, Period] = {"day": "day", "week": "week", "month": "month"}
 DEFAULT_COOLING_OFF = timedelta(hours=24)
 DEFAULT_IDLE_GAP = timedelta(minutes=5)
 UTC_ZONE = ZoneInfo("UTC")

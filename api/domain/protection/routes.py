@@ -5,6 +5,7 @@ from litestar.params import JSONBody
 from litestar.response import Response
 
 from api.domain.protection import service as protection
+from api.domain.protection.policy import PERIODS
 from api.domain.protection.schemas import (
     ExclusionRequest,
     ExclusionView,
@@ -127,7 +128,7 @@ async def _set_limits(
     changes = [
         protection.LimitChange(
             kind=change.kind,
-            period=change.period,
+            period=None if change.period is None else PERIODS[change.period.value],
             currency=None if change.kind == "play_time" else change.currency or settings.currency,
             amount=change.amount,
         )

@@ -5,16 +5,24 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from api.http.schemas import PRINTABLE, Currency, Instant, RequestBody, ResponseBody
+from api.http.schemas import (
+    PRINTABLE,
+    Currency,
+    Instant,
+    Period,
+    RequestBody,
+    ResponseBody,
+    lax_enum,
+)
 
 LimitKindName = Literal["deposit", "loss", "wager", "max_bet", "play_time"]
-PeriodName = Literal["day", "week", "month"]
+RequestPeriod = Annotated[Period, lax_enum(Period)]
 Reason = Annotated[str, Field(min_length=1, max_length=500, pattern=PRINTABLE)]
 
 
 class LimitChangeBody(RequestBody):
     kind: LimitKindName
-    period: PeriodName | None = Field(
+    period: RequestPeriod | None = Field(
         default=None,
         description="day, week or month for deposit, loss and wager; day for "
         "play_time; none for max_bet.",
@@ -40,7 +48,7 @@ class PendingView(ResponseBody):
 
 class LimitView(ResponseBody):
     kind: LimitKindName
-    period: PeriodName | None
+    period: Period | None
     currency: str | None
     amount: int | None = Field(description="In force now; null when only a pending one exists.")
     pending: PendingView | None = Field(

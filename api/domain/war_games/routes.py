@@ -61,7 +61,8 @@ class WarGameController(Controller):
         """Play the next turn with the human seats' choices: the cards and the new state;
         the server seed once the game has ended."""
         player_id = principal.own_player_id()
-        given = {"choices": dict(data.choices), "sort": data.sort}
+        sort = None if data.sort is None else data.sort.value
+        given = {"choices": dict(data.choices), "sort": sort}
         return await command.run(
             data,
             lambda s: WarTurnResult.model_validate(

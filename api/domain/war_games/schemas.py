@@ -1,15 +1,26 @@
 """Free War games: request and response bodies."""
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from api.http.schemas import RequestBody, ResponseBody
+from api.http.schemas import RequestBody, ResponseBody, lax_enum
 
 PolicyName = Literal["human", "top", "bottom", "random", "crazy", "steal"]
 ChoiceName = Literal["top", "bottom", "random", "crazy", "steal"]
-SortName = Literal["collected", "high_to_low", "low_to_high", "random"]
+
+
+class SortOrder(StrEnum):
+    """How a human seat's won cards become its new draw deck."""
+
+    COLLECTED = "collected"
+    HIGH_TO_LOW = "high_to_low"
+    LOW_TO_HIGH = "low_to_high"
+    RANDOM = "random"
+
+
 SeatNumber = Annotated[str, StringConstraints(pattern=r"^[0-3]$")]
 ClientSeed = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 OptionName = Annotated[str, StringConstraints(pattern=r"^[a-z_]{1,32}$")]
@@ -43,7 +54,7 @@ class WarTurnPlay(RequestBody):
     choices: dict[SeatNumber, ChoiceName] = Field(
         default_factory=dict, description="Each human seat's choice; top when not given."
     )
-    sort: SortName | None = Field(
+    sort: Annotated[SortOrder, lax_enum(SortOrder)] | None = Field(
         default=None, description="How a human seat sorts its won cards into a new draw deck."
     )
 
