@@ -4,6 +4,7 @@ from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.plugins.pydantic import PydanticPlugin
+from litestar.types import ControllerRouterHandler
 
 from api.db.database import Database
 from api.domain.audit.routes import AuditController
@@ -36,6 +37,25 @@ from api.http.routing import (
 )
 from api.settings import Settings, get_settings
 
+ROUTES: list[ControllerRouterHandler] = [
+    get_health,
+    get_readiness,
+    PlayerController,
+    CashierController,
+    TableController,
+    SeedController,
+    HandController,
+    AuditController,
+    ReportController,
+    StatementController,
+    ProtectionController,
+    TokenController,
+    EventController,
+    WarGameController,
+    WarGameAuditController,
+]
+"""Every controller and handler the app serves, each context's own."""
+
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
@@ -46,23 +66,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ensure_standard_table(session, settings.currency)
 
     app = Litestar(
-        route_handlers=[
-            get_health,
-            get_readiness,
-            PlayerController,
-            CashierController,
-            TableController,
-            SeedController,
-            HandController,
-            AuditController,
-            ReportController,
-            StatementController,
-            ProtectionController,
-            TokenController,
-            EventController,
-            WarGameController,
-            WarGameAuditController,
-        ],
+        route_handlers=ROUTES,
         dependencies={
             "database": Provide(provide_database, sync_to_thread=False),
             "settings": Provide(provide_settings, sync_to_thread=False),

@@ -133,6 +133,10 @@ def register(subparsers: Subparsers) -> None:
         "upgrade", help="bring the database to the newest schema (Alembic)"
     ).set_defaults(handler=_upgrade)
 
+    _register_tokens(subparsers)
+
+
+def _register_tokens(subparsers: Subparsers) -> None:
     token = subparsers.add_parser("token", help="API tokens for operators and auditors")
     token_commands = token.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
     create = token_commands.add_parser(
