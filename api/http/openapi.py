@@ -105,6 +105,8 @@ PROBLEM_CODES: dict[str, tuple[str, ...]] = {
 that a client's switch over codes can be written from it."""
 
 CSV_OPERATIONS = frozenset({"getPayoutReport", "getPlayerAccountsReport"})
+"""JSON routes that also answer CSV to `Accept: text/csv` (their `...Csv` twins answer only
+CSV, for generated clients that read one media type a route)."""
 _RETRY_AFTER = {
     "description": "Seconds to wait before retrying.",
     "schema": {"type": "integer", "minimum": 1},
@@ -186,5 +188,6 @@ def refine_handlers(app: Litestar) -> None:
         for handler in getattr(route, "route_handlers", ()):
             if isinstance(handler, HTTPRouteHandler):
                 if handler.description is None:
-                    handler.description = inspect.getdoc(handler.fn)
+                    # A handler run in a thread is wrapped; its docstring is the wrapped one's.
+                    handler.description = inspect.getdoc(getattr(handler.fn, "func", handler.fn))
                 handler.operation_class = ContractOperation

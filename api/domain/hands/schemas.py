@@ -1,7 +1,7 @@
 """Hands and hands awaiting a decision: request and response bodies."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -14,6 +14,7 @@ from api.http.schemas import (
     PositiveAmount,
     RequestBody,
     ResponseBody,
+    lax_enum,
 )
 from casino.hand import Action, HandStatus, Outcome
 
@@ -28,7 +29,7 @@ class HandOpen(RequestBody):
 
 
 class Decision(RequestBody):
-    action: Literal["war", "surrender"]
+    action: Annotated[Action, lax_enum(Action)]
 
 
 class WarView(ResponseBody):

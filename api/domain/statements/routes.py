@@ -44,6 +44,7 @@ ToTime = Annotated[
 ]
 FromDay = Annotated[str, QueryParameter(name="from", description="First gaming day.")]
 ToDay = Annotated[str, QueryParameter(name="to", description="Last gaming day, inclusive.")]
+ReportDay = Annotated[str, QueryParameter(description="The gaming day, YYYY-MM-DD.")]
 
 
 class StatementController(Controller):
@@ -126,30 +127,57 @@ class StatementController(Controller):
         database: DatabaseDependency,
         settings: SettingsDependency,
         principal: PrincipalDependency,
-        day: Annotated[str, QueryParameter(description="The gaming day, YYYY-MM-DD.")],
+        day: ReportDay,
     ) -> Response[PlayerAccountsView]:
         """The daily player account summary: every player's wallet per currency, with the
         statement's columns for the gaming day."""
-        principal.require(Role.OPERATOR)
-        days = DayRange.parse(day, day)
-        start, end = day_bounds(
-            days.first, days.last, settings.time_zone, settings.gaming_day_start_hour
-        )
-        with read_snapshot(database.engine) as connection:
-            lines = statements.statements(connection, start, end)
-        view = PlayerAccountsView(
-            day=days.first,
-            time_zone=settings.gaming_day_timezone,
-            generated_at=datetime.now(UTC),
-            rows=[PlayerAccountRow.model_validate(line) for line in lines],
-        )
+        view = _player_accounts(database, settings, principal, day)
         if CSV_MEDIA_TYPE in request.headers.get("accept", ""):
-            return Response(
-                _csv(view),  # type: ignore[arg-type]
-                media_type=CSV_MEDIA_TYPE,
-                headers={"Content-Disposition": 'attachment; filename="player-accounts.csv"'},
-            )
+            return _csv_response(view)  # type: ignore[return-value]
         return Response(view)
+
+    @get(
+        "/v1/reports/player-accounts.csv",
+        sync_to_thread=True,
+        media_type=CSV_MEDIA_TYPE,
+        responses=problems(403),
+        response_description="The summary as CSV.",
+    )
+    def get_player_accounts_report_csv(
+        self,
+        database: DatabaseDependency,
+        settings: SettingsDependency,
+        principal: PrincipalDependency,
+        day: ReportDay,
+    ) -> Response[str]:
+        """The daily player account summary as CSV, for generated clients."""
+        return _csv_response(_player_accounts(database, settings, principal, day))
+
+
+def _player_accounts(
+    database: Database, settings: Settings, principal: Principal, day: str
+) -> PlayerAccountsView:
+    principal.require(Role.OPERATOR)
+    days = DayRange.parse(day, day)
+    start, end = day_bounds(
+        days.first, days.last, settings.time_zone, settings.gaming_day_start_hour
+    )
+    with read_snapshot(database.engine) as connection:
+        lines = statements.statements(connection, start, end)
+    return PlayerAccountsView(
+        day=days.first,
+        time_zone=settings.gaming_day_timezone,
+        generated_at=datetime.now(UTC),
+        rows=[PlayerAccountRow.model_validate(line) for line in lines],
+    )
+
+
+def _csv_response(view: PlayerAccountsView) -> Response[str]:
+    return Response(
+        _csv(view),
+        media_type=CSV_MEDIA_TYPE,
+        headers={"Content-Disposition": 'attachment; filename="player-accounts.csv"'},
+    )
 
 
 def _require_staff(principal: Principal) -> None:
