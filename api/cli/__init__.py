@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 a check found a problem, 2 usage)."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser, subparsers = _build(_chosen_modules(arguments))
+    parser, _ = _build(_chosen_modules(arguments))
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exit_:  # argparse exits on --help (0) and on bad usage (2)
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, GameError) as error:
         # Values argparse accepted but the game refuses (decks 9, an odd bet, a bad seed):
         # still bad usage, reported the way argparse reports its own.
-        command = subparsers.choices.get(args.command, parser)
+        command = getattr(args, "usage_parser", None) or parser
         command.print_usage(sys.stderr)
         print(f"{command.prog}: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -129,4 +129,15 @@ def _build(modules: set[str]) -> tuple[argparse.ArgumentParser, Subparsers]:
         elif command.module not in registered:
             cast(CommandModule, importlib.import_module(command.module)).register(subparsers)
             registered.add(command.module)
+    _name_each_parser(parser)
     return parser, subparsers
+
+
+def _name_each_parser(parser: argparse.ArgumentParser) -> None:
+    """Every (sub)command's parser as a default of its own namespace, so that a refusal is
+    reported with the usage of the command that was run (`report payouts`, not `report`)."""
+    for action in parser._actions:  # argparse keeps its subparsers there, and only there
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                child.set_defaults(usage_parser=child)
+                _name_each_parser(child)

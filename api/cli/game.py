@@ -53,7 +53,7 @@ def register(subparsers: Subparsers) -> None:
         help="play N hands with the real engine and compare with the exact edges",
         description=(
             "Play nonces 0..N-1 of one seed pair with the real engine; print the sample house "
-            "edges with 95%% confidence intervals next to the exact ones."
+            "edges with 95% confidence intervals next to the exact ones."
         ),
     )
     sim.add_argument("--hands", type=positive_int, required=True, help="hands to play (2 or more)")

@@ -138,8 +138,7 @@ def _audit(args: argparse.Namespace) -> int:
         document = report.model_dump(mode="json", exclude_unset=True)
         print_json({**document, "ok": ok, "events": _events_document(events)})
     else:
-        _print_summary(result)
-        _print_events(events)
+        _print_summary(result, events)
     return EXIT_OK if ok else EXIT_PROBLEM
 
 
@@ -174,15 +173,17 @@ def _events_document(events: EventsCheck) -> dict[str, Any]:
 
 
 def _print_events(events: EventsCheck) -> None:
+    out = sys.stdout.write
+    out("events\n")
     if events.ok:
-        print(f"events: {events.events:,} in an unbroken hash chain")
+        out(f"  {_count(events.events, 'event')} in an unbroken hash chain\n")
         return
-    print(f"events: {events.events:,}, {len(events.problems)} PROBLEM(S)")
+    out(f"  {_count(events.events, 'event')}, {_count(len(events.problems), 'problem')}\n")
     for problem in events.problems:
-        print(f"  event {problem.seq}: {problem.problem}")
+        out(f"  event {problem.seq}: {problem.problem}\n")
 
 
-def _print_summary(result: PeriodAudit) -> None:
+def _print_summary(result: PeriodAudit, events: EventsCheck) -> None:
     out = sys.stdout.write
     start, end = result.period.start, result.period.end
     out(
@@ -191,17 +192,23 @@ def _print_summary(result: PeriodAudit) -> None:
     )
     _print_hands(result)
     _print_ledger(result)
-    out(f"audit: {'clean' if result.ok else 'DISCREPANCIES FOUND'}\n")
+    _print_events(events)
+    out(f"audit: {'clean' if result.ok and events.ok else 'DISCREPANCIES FOUND'}\n")
+
+
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    """`1 hand`, `30,000 hands`: counts read as the numbers beside them do."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
 
 
 def _print_hands(result: PeriodAudit) -> None:
     hands = result.hands
     out = sys.stdout.write
     out(
-        f"  {hands.hands_checked} replayed ({hands.settled} settled, "
-        f"{hands.awaiting_decision} awaiting a decision) in {hands.seconds:.2f} s "
+        f"  {_count(hands.hands_checked, 'hand')} replayed ({hands.settled:,} settled, "
+        f"{hands.awaiting_decision:,} awaiting a decision) in {hands.seconds:.2f} s "
         f"({hands.hands_per_second:,.0f} hands/s, {_processes(hands.jobs)}): "
-        f"{hands.mismatched} mismatched\n"
+        f"{hands.mismatched:,} mismatched\n"
     )
     for mismatch in hands.mismatches:
         details = "; ".join(
@@ -217,9 +224,9 @@ def _print_ledger(result: PeriodAudit) -> None:
     out = sys.stdout.write
     out("ledger\n")
     out(
-        f"  {ledger.hash_chain.transactions_checked} transactions, "
-        f"{ledger.trial_balance.entries_checked} entries, "
-        f"{ledger.stored_balances.accounts_checked} accounts\n"
+        f"  {_count(ledger.hash_chain.transactions_checked, 'transaction')}, "
+        f"{_count(ledger.trial_balance.entries_checked, 'entry', 'entries')}, "
+        f"{_count(ledger.stored_balances.accounts_checked, 'account')}\n"
     )
     sections: tuple[tuple[str, bool, Sequence[LedgerProblem | CasinoProblem]], ...] = (
         ("hash chain", ledger.hash_chain.ok, ledger.hash_chain.problems),
@@ -241,8 +248,8 @@ def _print_ledger(result: PeriodAudit) -> None:
         out(_problem_line(other))
     for held in ledger.held_for_unsettled_hands.by_currency:
         out(
-            f"  held {held.currency}: {held.held} for {held.unsettled_hands} "
-            f"unsettled hands staking {held.unsettled_stakes}\n"
+            f"  held {held.currency}: {held.held:,} for "
+            f"{_count(held.unsettled_hands, 'unsettled hand')} staking {held.unsettled_stakes:,}\n"
         )
     out("  chain heads (file them outside the database; the next audit must still contain them):\n")
     for head in ledger.hash_chain.heads:

@@ -7,8 +7,6 @@ The same computation as `GET /v1/reports/payouts`: hands settled in the gaming d
 import argparse
 import re
 import sys
-from dataclasses import asdict
-from datetime import date
 from typing import Any
 
 from rich.console import Console
@@ -21,12 +19,10 @@ from api.domain.reports.csv import TOTAL, to_csv
 from api.domain.reports.gaming_day import DayRange
 from api.domain.reports.payouts import payout_report
 from api.domain.reports.results import (
-    FIGURES,
     GROUP_COLUMNS,
-    JSON_FIGURES,
     PayoutReport,
-    PayoutRow,
 )
+from api.domain.reports.schemas import PayoutReportView
 from api.errors import InvalidInput
 from api.settings import get_settings
 
@@ -39,11 +35,29 @@ def register(subparsers: Subparsers) -> None:
         help="handle, returns, house win and hold per gaming day, table or player",
         description="Payouts of hands settled in the gaming days FROM to TO (inclusive), "
         "from the ledger, cross-checked with the hand records.",
+        epilog="examples:\n  casino-war report payouts --from 2026-11-01 --to 2026-11-30\n"
+        "  casino-war report payouts --from 2026-11-24 --to 2026-11-24 --group-by table "
+        "--format csv > payouts.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    payouts.add_argument("--from", dest="first", type=iso_day, required=True)
-    payouts.add_argument("--to", dest="last", type=iso_day, required=True)
-    payouts.add_argument("--group-by", choices=("day", "table", "player"), default="day")
-    payouts.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    payouts.add_argument(
+        "--from", dest="first", type=iso_day, required=True, help="first gaming day, YYYY-MM-DD"
+    )
+    payouts.add_argument(
+        "--to", dest="last", type=iso_day, required=True, help="last gaming day, YYYY-MM-DD"
+    )
+    payouts.add_argument(
+        "--group-by",
+        choices=("day", "table", "player"),
+        default="day",
+        help="one row per gaming day, table or player (%(default)s)",
+    )
+    payouts.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="a table for people, or the API's CSV or JSON (%(default)s)",
+    )
     payouts.set_defaults(handler=_payouts)
 
 
@@ -80,65 +94,55 @@ def _as_options(error: InvalidInput) -> str:
 
 
 def _json_document(report: PayoutReport) -> dict[str, Any]:
-    """The JSON of `--format json`: the API's body but for three things kept as they were
-    (docs/reports.md): `gaming_day` before `group_by`, times written `+00:00` rather than
-    `Z`, and each row holding only its own group's column (a total, none)."""
-    window = report.gaming_day
-    column = GROUP_COLUMNS[report.group_by]
-    return {
-        "from": report.from_day.isoformat(),
-        "to": report.to_day.isoformat(),
-        "gaming_day": {
-            "timezone": window.timezone,
-            "start_hour": window.start_hour,
-            "utc_start": window.utc_start.isoformat(),
-            "utc_end": window.utc_end.isoformat(),
-        },
-        "group_by": report.group_by,
-        "rows": [_json_row(row, (column, *JSON_FIGURES)) for row in report.rows],
-        "totals": [_json_row(row, JSON_FIGURES) for row in report.totals],
-        "discrepancies": {
-            "count": report.discrepancies.count,
-            "items": [asdict(item) for item in report.discrepancies.items],
-        },
-        "header": {**asdict(report.header), "generated_at": report.generated_at.isoformat()},
-        "no_activity": report.no_activity,
-    }
-
-
-def _json_row(row: PayoutRow, columns: tuple[str, ...]) -> dict[str, Any]:
-    values = ((name, getattr(row, name)) for name in columns)
-    return {name: _json_value(v) for name, v in values}
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, date):
-        return value.isoformat()
-    return list(value) if isinstance(value, tuple) else value
+    """The API's JSON body, exactly: one serialisation for the API and the command line."""
+    view = PayoutReportView.model_validate(report, from_attributes=True)
+    document: dict[str, Any] = view.model_dump(mode="json", by_alias=True)
+    return document
 
 
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "YES" if value else "no"
     if isinstance(value, float):
         return f"{value:.2%}"
+    if isinstance(value, int):
+        return f"{value:,}"
     return str(value)
+
+
+TABLE_COLUMNS = (
+    ("currency", "cur"),
+    ("hands", "hands"),
+    ("handle", "handle"),
+    ("house_win", "house win"),
+    ("hold", "hold"),
+    ("theoretical_hold", "theo hold"),
+    ("outside_interval", "outside 95%"),
+)
+"""What the table shows: the figures a person reads, in a terminal's 80 columns; every
+column is in `--format csv` and `--format json`."""
 
 
 def _print_table(report: PayoutReport) -> None:
     column = GROUP_COLUMNS[report.group_by]
     window = report.gaming_day
     table = Table(
-        title=f"Payouts {report.from_day} to {report.to_day} by {report.group_by} "
+        title=f"Payouts {report.from_day} to {report.to_day} by {report.group_by}\n"
         f"(gaming days {window.timezone}, from {window.start_hour:02d}:00)"
     )
-    for name in (column, *FIGURES):
-        table.add_column(name, justify="left" if name in (column, "currency") else "right")
+    table.add_column(column, no_wrap=True)
+    for name, heading in TABLE_COLUMNS:
+        table.add_column(heading, justify="left" if name == "currency" else "right")
+    names = [name for name, _ in TABLE_COLUMNS]
     for row in report.rows:
-        table.add_row(*(_cell(getattr(row, name)) for name in (column, *FIGURES)))
+        table.add_row(str(getattr(row, column)), *(_cell(getattr(row, n)) for n in names))
+    if report.no_activity:
+        table.add_row("no hands were settled in this period")
     for row in report.totals:
-        table.add_row(TOTAL, *(_cell(getattr(row, name)) for name in FIGURES), style="bold")
-    console = Console(file=sys.stdout, width=200)
+        table.add_row(TOTAL, *(_cell(getattr(row, n)) for n in names), style="bold")
+    console = Console(file=sys.stdout)
     console.print(table)
     discrepancies = report.discrepancies
     console.print(f"discrepancies between ledger and hand records: {discrepancies.count}")

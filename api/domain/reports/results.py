@@ -37,13 +37,6 @@ FIGURES: Final = (
 )
 """The attributes of a `PayoutRow` after its group, in the order every rendering shows them."""
 
-JSON_FIGURES: Final = (
-    *FIGURES[: FIGURES.index("hold_interval_low")],
-    "hold_interval_95",
-    "outside_interval",
-)
-"""As JSON writes them: the interval as one `[low, high]` pair, as the API does."""
-
 
 @dataclass(frozen=True, slots=True)
 class PayoutRow:
