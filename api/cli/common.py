@@ -82,6 +82,14 @@ def rules_from_args(args: argparse.Namespace) -> GameRules:
     )
 
 
+def examples(*commands: str) -> dict[str, Any]:
+    """`add_parser` keywords that end a command's --help with examples, kept as written."""
+    return {
+        "epilog": "examples:\n" + "\n".join(f"  {command}" for command in commands),
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+
+
 def positive_int(text: str) -> int:
     value = _int(text)
     if value < 1:

@@ -21,6 +21,7 @@ from api.cli.common import (
     Subparsers,
     UsageError,
     add_rule_options,
+    examples,
     non_negative_int,
     positive_even_int,
     positive_int,
@@ -43,6 +44,7 @@ def register(subparsers: Subparsers) -> None:
         "odds",
         help="exact house edges for a rule set",
         description="Exact house edges for a rule set, by card removal.",
+        **examples("casino-war odds", "casino-war odds --decks 1 --war-tie-bonus --json"),
     )
     add_rule_options(odds)
     _add_json(odds)
@@ -54,6 +56,10 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Play nonces 0..N-1 of one seed pair with the real engine; print the sample house "
             "edges with 95% confidence intervals next to the exact ones."
+        ),
+        **examples(
+            "casino-war simulate --hands 100000",
+            "casino-war simulate --hands 20000 --strategy surrender --tie-bet 100 --json",
         ),
     )
     sim.add_argument("--hands", type=positive_int, required=True, help="hands to play (2 or more)")
@@ -77,6 +83,11 @@ def register(subparsers: Subparsers) -> None:
             "Re-derive one hand from its seeds as fairness.md publishes: the cards, the "
             "outcome and what each bet netted. Exit 1 if --server-seed-hash is given and the "
             "server seed does not hash to it."
+        ),
+        **examples(
+            "casino-war verify --server-seed HEX --client-seed abc --nonce 9 --bet 1000 "
+            "--action war --server-seed-hash HASH",
+            "casino-war verify --server-seed HEX --client-seed abc --nonce 0 --json",
         ),
     )
     verify.add_argument("--server-seed", required=True, help="the revealed server seed (hex)")

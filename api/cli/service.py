@@ -5,7 +5,7 @@ import os
 from datetime import timedelta
 
 import migrations
-from api.cli.common import EXIT_OK, Subparsers, positive_int, print_json
+from api.cli.common import EXIT_OK, Subparsers, examples, positive_int, print_json
 from api.db.database import Database
 from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.lifecycle import TokenFilters, issue_recorded, list_tokens, revoke
@@ -130,7 +130,12 @@ def register(subparsers: Subparsers) -> None:
     db = subparsers.add_parser("db", help="database schema")
     db_commands = db.add_subparsers(dest="db_command", metavar="COMMAND", required=True)
     db_commands.add_parser(
-        "upgrade", help="bring the database to the newest schema (Alembic)"
+        "upgrade",
+        help="bring the database to the newest schema (Alembic)",
+        **examples(
+            "casino-war db upgrade",
+            "CASINO_WAR_DATABASE_URL=postgresql://casino@db/casino casino-war db upgrade",
+        ),
     ).set_defaults(handler=_upgrade)
 
     _register_tokens(subparsers)
@@ -140,7 +145,12 @@ def _register_tokens(subparsers: Subparsers) -> None:
     token = subparsers.add_parser("token", help="API tokens for operators and auditors")
     token_commands = token.add_subparsers(dest="token_command", metavar="COMMAND", required=True)
     create = token_commands.add_parser(
-        "create", help="print a new token once, alone on its line; only its hash is stored"
+        "create",
+        help="print a new token once, alone on its line; only its hash is stored",
+        **examples(
+            "OPERATOR=$(casino-war token create --role operator --name back-office)",
+            "casino-war token create --role auditor --name desk --ttl 86400",
+        ),
     )
     create.add_argument("--role", required=True, choices=[Role.OPERATOR, Role.AUDITOR])
     create.add_argument("--name", help="who or what the token is for")
@@ -151,7 +161,9 @@ def _register_tokens(subparsers: Subparsers) -> None:
     )
     create.set_defaults(handler=_create_token)
     listing = token_commands.add_parser(
-        "list", help="every token (never the secret): role, state, expiry, name"
+        "list",
+        help="every token (never the secret): role, state, expiry, name",
+        **examples("casino-war token list --active", "casino-war token list --player-id 7 --json"),
     )
     listing.add_argument("--role", choices=[role.value for role in Role])
     listing.add_argument("--player-id", type=positive_int)
@@ -164,7 +176,9 @@ def _register_tokens(subparsers: Subparsers) -> None:
     listing.add_argument("--json", action="store_true", help="print one JSON document")
     listing.set_defaults(handler=_list_tokens)
     revoking = token_commands.add_parser(
-        "revoke", help="revoke a token: every server refuses it within a second"
+        "revoke",
+        help="revoke a token: every server refuses it within a second",
+        **examples("casino-war token revoke 12"),
     )
     revoking.add_argument("token_id", type=positive_int, metavar="ID")
     revoking.add_argument("--json", action="store_true", help="print one JSON document")

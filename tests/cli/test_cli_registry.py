@@ -1,5 +1,6 @@
 """The command table: every command listed, and only the chosen command's code imported."""
 
+import argparse
 import json
 import subprocess
 import sys
@@ -91,3 +92,24 @@ def test_unknown_command_is_bad_usage_listing_the_commands(
     err = capsys.readouterr().err
     assert "invalid choice: 'dance'" in err
     assert all(repr(command.name) in err for command in COMMANDS)
+
+
+def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    subcommands = [
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    ]
+    if not subcommands:
+        return [parser]
+    return [
+        leaf
+        for action in subcommands
+        for child in action.choices.values()
+        for leaf in _leaves(child)
+    ]
+
+
+def test_every_commands_help_shows_examples() -> None:
+    without = [
+        leaf.prog for leaf in _leaves(build_parser()) if "example" not in (leaf.epilog or "")
+    ]
+    assert without == []

@@ -34,6 +34,7 @@ from api.cli.common import (
     EXIT_PROBLEM,
     Subparsers,
     UsageError,
+    examples,
     iso_day,
     positive_int,
     print_json,
@@ -59,6 +60,10 @@ def register(subparsers: Subparsers) -> None:
         description="Replay every hand created in the range (gaming days, inclusive) from "
         "its seeds and recorded rules, compare it with its record and its ledger "
         "transactions, and verify the whole ledger. Exit 1 on any discrepancy.",
+        **examples(
+            "casino-war audit",
+            "casino-war audit --from 2026-11-01 --to 2026-11-30 --jobs 4 --json > audit.json",
+        ),
     )
     audit.add_argument("--from", dest="first", type=iso_day, help="first gaming day")
     audit.add_argument("--to", dest="last", type=iso_day, help="last gaming day, inclusive")

@@ -9,7 +9,7 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from api.cli.common import EXIT_OK, Subparsers, print_json
+from api.cli.common import EXIT_OK, Subparsers, examples, print_json
 from api.db.database import Database
 from api.domain.hands.schemas import UnfinishedHandView
 from api.domain.hands.unfinished import resolve_abandoned, unfinished_hands
@@ -20,7 +20,9 @@ def register(subparsers: Subparsers) -> None:
     hands = subparsers.add_parser("hands", help="hands awaiting a decision")
     commands = hands.add_subparsers(dest="hands_command", metavar="COMMAND", required=True)
     unfinished = commands.add_parser(
-        "unfinished", help="list hands awaiting a decision, oldest first"
+        "unfinished",
+        help="list hands awaiting a decision, oldest first",
+        **examples("casino-war hands unfinished", "casino-war hands unfinished --json"),
     )
     unfinished.add_argument("--json", action="store_true", help="print one JSON document")
     unfinished.set_defaults(handler=_unfinished)
@@ -31,6 +33,7 @@ def register(subparsers: Subparsers) -> None:
         "CASINO_WAR_DECISION_TIMEOUT_SECONDS with CASINO_WAR_ABANDONED_TIE_ACTION "
         "(surrender by default; war falls back to surrender when the wallet cannot "
         "cover the raise), one transaction per hand, recorded as decided by timeout.",
+        **examples("casino-war hands resolve-abandoned --json"),
     )
     resolve.add_argument("--json", action="store_true", help="print one JSON document")
     resolve.set_defaults(handler=_resolve)

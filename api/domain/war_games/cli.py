@@ -18,6 +18,7 @@ from api.cli.common import (
     EXIT_PROBLEM,
     Subparsers,
     UsageError,
+    examples,
     positive_int,
     print_json,
     progress_bar,
@@ -84,6 +85,7 @@ def register(subparsers: Subparsers) -> None:
         description="Replay every War game in the database (CASINO_WAR_DATABASE_URL) from its "
         "seeds and stored inputs and compare each stored turn; exit 1 naming every game that "
         "differs or whose server seed does not match its commitment.",
+        **examples("casino-war war audit", "casino-war war audit --json"),
     )
     audit.add_argument("--json", action="store_true", help="print one JSON document")
     audit.set_defaults(handler=_audit)
