@@ -2,7 +2,7 @@
 
 import inspect
 from http import HTTPStatus
-from typing import Any
+from typing import Any, get_args
 
 from litestar import Litestar
 from litestar.handlers import HTTPRouteHandler
@@ -14,6 +14,7 @@ from litestar.types import Method
 from litestar.types.internal_types import PathParameterDefinition
 from litestar.typing import FieldDefinition
 from litestar.utils import is_class_and_subclass
+from pydantic import BaseModel
 
 from api.http.problems import PROBLEM_MEDIA_TYPE
 from api.http.schemas import MAX_ID, RequestBody
@@ -36,12 +37,38 @@ class StrictRequestSchemaPlugin(PydanticSchemaPlugin):
         schema = super().to_openapi_schema(field_definition, schema_creator)
         if is_class_and_subclass(field_definition.annotation, RequestBody):
             schema.additional_properties = False
+            _keep_patterns(field_definition.annotation, schema)
         for prop in (schema.properties or {}).values():
             if isinstance(prop, Schema) and prop.maximum is not None and prop.maximum >= MAX_ID:
                 prop.maximum = MAX_ID
             if isinstance(prop, Schema) and isinstance(prop.minimum, float):
                 prop.minimum = int(prop.minimum) if prop.minimum.is_integer() else prop.minimum
         return schema
+
+
+def _keep_patterns(model: type[BaseModel], schema: Schema) -> None:
+    """Litestar drops the pattern of an optional constrained string (`ClientSeed | None`):
+    put each field's pattern back on the string it constrains."""
+    for name, field in model.model_fields.items():
+        pattern = _pattern_of(field.annotation)
+        prop = (schema.properties or {}).get(field.alias or name)
+        if pattern is None or not isinstance(prop, Schema):
+            continue
+        strings = [m for m in prop.one_of or [] if isinstance(m, Schema) and m.type == "string"]
+        for target in strings or [prop]:
+            target.pattern = pattern
+
+
+def _pattern_of(annotation: Any) -> str | None:
+    for metadata in getattr(annotation, "__metadata__", ()):
+        pattern = getattr(metadata, "pattern", None)
+        if isinstance(pattern, str):
+            return pattern
+    for argument in get_args(annotation):
+        found = _pattern_of(argument)
+        if found is not None:
+            return found
+    return None
 
 
 def operation_id(
@@ -126,6 +153,7 @@ class ContractOperation(Operation):
 
     def to_schema(self) -> dict[str, Any]:
         document = super().to_schema()
+        _optional_body(document)
         responses: dict[str, Any] = document.get("responses", {})
         litestar_400 = responses.get("400", {}).get("content", {}).get("application/json")
         if litestar_400 is not None:
@@ -144,6 +172,19 @@ class ContractOperation(Operation):
         for parameter in document.get("parameters", []):
             integer_bounds(parameter.get("schema", {}))
         return document
+
+
+def _optional_body(document: dict[str, Any]) -> None:
+    """A body that may be left out (`X | None`) is an optional body of type X, not a
+    required one that may be null."""
+    body = document.get("requestBody")
+    if body is None:
+        return
+    for media in body.get("content", {}).values():
+        members = media.get("schema", {}).get("oneOf", [])
+        if {"type": "null"} in members and len(members) == 2:
+            media["schema"] = next(m for m in members if m != {"type": "null"})
+            body["required"] = False
 
 
 def _describe_problem(status: str, response: dict[str, Any]) -> None:

@@ -168,3 +168,12 @@ def test_the_typescript_types_check_a_typed_client(
         cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_an_optional_body_is_optional_and_seeds_carry_their_pattern(
+    document: dict[str, Any],
+) -> None:
+    rotate = document["paths"]["/v1/me/seeds/rotate"]["post"]["requestBody"]
+    assert rotate["required"] is False
+    seed = document["components"]["schemas"]["RotateSeeds"]["properties"]["client_seed"]
+    assert {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"} in seed["oneOf"]
