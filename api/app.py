@@ -27,7 +27,12 @@ from api.http.cors import cors_config
 from api.http.hardening import BodyCheckMiddleware, security_headers
 from api.http.health import get_health, get_readiness
 from api.http.idempotency import Idempotency
-from api.http.openapi import StrictRequestSchemaPlugin, openapi_config, refine_handlers
+from api.http.openapi import (
+    StrictRequestSchemaPlugin,
+    docs_assets,
+    openapi_config,
+    refine_handlers,
+)
 from api.http.problems import EXCEPTION_HANDLERS
 from api.http.routing import (
     provide_command,
@@ -36,8 +41,13 @@ from api.http.routing import (
     provide_settings,
 )
 from api.settings import Settings, get_settings
+from api.web.routes import index, verify_download, verify_page
 
 ROUTES: list[ControllerRouterHandler] = [
+    index,
+    verify_page,
+    verify_download,
+    docs_assets(),
     get_health,
     get_readiness,
     PlayerController,

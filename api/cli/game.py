@@ -50,6 +50,11 @@ def register(subparsers: Subparsers) -> None:
     _add_json(odds)
     odds.set_defaults(handler=run_odds)
 
+    _register_simulate(subparsers)
+    _register_verify(subparsers)
+
+
+def _register_simulate(subparsers: Subparsers) -> None:
     sim = subparsers.add_parser(
         "simulate",
         help="play N hands with the real engine and compare with the exact edges",
@@ -76,6 +81,8 @@ def register(subparsers: Subparsers) -> None:
     _add_json(sim)
     sim.set_defaults(handler=run_simulate)
 
+
+def _register_verify(subparsers: Subparsers) -> None:
     verify = subparsers.add_parser(
         "verify",
         help="re-derive one hand from its seeds, with no database",

@@ -2,14 +2,17 @@
 
 import inspect
 from http import HTTPStatus
+from importlib.resources import files
+from pathlib import Path
 from typing import Any, get_args
 
-from litestar import Litestar
+from litestar import Litestar, Router
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import SwaggerRenderPlugin
 from litestar.openapi.spec import Components, Operation, Schema, SecurityScheme
 from litestar.plugins.pydantic import PydanticSchemaPlugin
+from litestar.static_files import create_static_files_router
 from litestar.types import Method
 from litestar.types.internal_types import PathParameterDefinition
 from litestar.typing import FieldDefinition
@@ -83,6 +86,21 @@ def operation_id(
     return first + "".join(word.capitalize() for word in rest)
 
 
+ASSETS_PATH = "/schema/assets"
+"""Where the interactive docs' scripts and styles are served from, by this app: from the
+installed swagger-ui-py package, so that the docs render with no network (a CDN, which the
+render plugins use by default, is out of reach on a closed network and trusts a third
+party with the page that holds an operator's token)."""
+
+
+def docs_assets() -> Router:
+    return create_static_files_router(
+        path=ASSETS_PATH,
+        directories=[Path(str(files("swagger_ui").joinpath("static")))],
+        include_in_schema=False,
+    )
+
+
 def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Casino War",
@@ -90,7 +108,15 @@ def openapi_config() -> OpenAPIConfig:
         description="Provably fair Casino War with a tamper-evident double-entry ledger.",
         path="/schema",
         operation_id_creator=operation_id,
-        render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+        render_plugins=[
+            SwaggerRenderPlugin(
+                path=["/", "/swagger"],
+                js_url=f"{ASSETS_PATH}/swagger-ui-bundle.js",
+                css_url=f"{ASSETS_PATH}/swagger-ui.css",
+                standalone_preset_js_url=f"{ASSETS_PATH}/swagger-ui-standalone-preset.js",
+                favicon=f'<link rel="icon" href="{ASSETS_PATH}/favicon-32x32.png">',
+            )
+        ],
         components=Components(
             security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}
         ),

@@ -1,0 +1,36 @@
+"""The pages: each a file inside this package, served as it is (no template, no CDN)."""
+
+from functools import cache
+from importlib.resources import files
+
+from litestar import get
+from litestar.response import Response
+
+HTML = "text/html; charset=utf-8"
+
+
+@cache
+def page(name: str) -> str:
+    return files("api.web").joinpath(name).read_text(encoding="utf-8")
+
+
+@get("/", include_in_schema=False, sync_to_thread=False)
+def index() -> Response[str]:
+    """The pages there are, for people who open the service in a browser."""
+    return Response(page("index.html"), media_type=HTML)
+
+
+@get("/verify", include_in_schema=False, sync_to_thread=False)
+def verify_page() -> Response[str]:
+    """The standalone verifier: one self-contained file that also works opened from disk."""
+    return Response(page("verify.html"), media_type=HTML)
+
+
+@get("/verify/download", include_in_schema=False, sync_to_thread=False)
+def verify_download() -> Response[str]:
+    """The verifier as a file to keep: it needs no server, this one least of all."""
+    return Response(
+        page("verify.html"),
+        media_type=HTML,
+        headers={"Content-Disposition": 'attachment; filename="casino-war-verify.html"'},
+    )
