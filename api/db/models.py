@@ -253,6 +253,7 @@ class WarGameRecord(Base):
     state: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
     finished_at: Mapped[datetime | None] = mapped_column(Timestamp)
+    created_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class WarGameTurn(Base):
@@ -268,6 +269,7 @@ class WarGameTurn(Base):
     input: Mapped[dict[str, Any]] = mapped_column(JSON)
     record: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(Timestamp)
+    played_by_token: Mapped[int | None] = mapped_column(Id)
 
 
 class IdempotencyRecord(Base):

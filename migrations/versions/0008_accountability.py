@@ -25,6 +25,8 @@ ACTOR_COLUMNS = {
     "seed_pairs": ("created_by_token",),
     "casino_tables": ("created_by_token",),
     "players": ("created_by_token",),
+    "war_games": ("created_by_token",),
+    "war_game_turns": ("played_by_token",),
 }
 MESSAGE = "events is append-only"
 SQLITE_TRIGGERS = [
@@ -61,10 +63,11 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column("revoked_at", sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column("revoked_by", Id, nullable=True))
         batch_op.add_column(sa.Column("last_used_at", sa.DateTime(timezone=True), nullable=True))
+    # A plain ADD COLUMN, not a batch: on SQLite a batch copies the table anew, and with it
+    # would go the append-only triggers of war_game_turns.
     for table, columns in ACTOR_COLUMNS.items():
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            for column in columns:
-                batch_op.add_column(sa.Column(column, Id, nullable=True))
+        for column in columns:
+            op.add_column(table, sa.Column(column, Id, nullable=True))
     op.create_table(
         "events",
         sa.Column("id", Id, nullable=False),
@@ -115,6 +118,13 @@ def downgrade() -> None:
         with op.batch_alter_table(table, schema=None) as batch_op:
             for column in columns:
                 batch_op.drop_column(column)
+    if op.get_bind().dialect.name == "sqlite":  # the batch copy of war_game_turns lost them
+        for op_name in ("update", "delete"):
+            op.execute(
+                f"CREATE TRIGGER war_game_turns_no_{op_name} BEFORE {op_name.upper()} "
+                f"ON war_game_turns BEGIN SELECT RAISE(ABORT, "
+                f"'war_game_turns is append-only: {op_name} refused'); END"
+            )
     with op.batch_alter_table("api_tokens", schema=None) as batch_op:
         for column in ("last_used_at", "revoked_by", "revoked_at", "expires_at", "issued_by"):
             batch_op.drop_column(column)

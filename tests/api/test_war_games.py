@@ -229,3 +229,24 @@ def test_war_audit_names_a_game_whose_stored_turn_was_altered(
     status, report = _audit_command(monkeypatch, capsys, database_url)
     assert status == 1
     assert report["failed"] == [{"game_id": game["game_id"], "first_difference": 2}]
+
+
+def test_a_game_and_each_turn_record_the_token_that_asked(
+    player: Caller, database_url: str
+) -> None:
+    game = _deal(player, variant="classic")
+    _turn(player, game["game_id"])
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            created = connection.execute(
+                text("SELECT created_by_token FROM war_games WHERE id = :id"),
+                {"id": game["game_id"]},
+            ).scalar_one()
+            played = connection.execute(
+                text("SELECT played_by_token FROM war_game_turns WHERE game_id = :id"),
+                {"id": game["game_id"]},
+            ).scalar_one()
+    finally:
+        engine.dispose()
+    assert created is not None and played == created

@@ -45,7 +45,7 @@ class WarGameController(Controller):
             lambda s: WarGameView.model_validate(
                 war_games.create_game(
                     s, player_id, data.variant, data.players, seats, dict(data.options),
-                    data.client_seed,
+                    data.client_seed, principal.token_id,
                 )
             ),
         )  # fmt: skip
@@ -66,7 +66,7 @@ class WarGameController(Controller):
         return await command.run(
             data,
             lambda s: WarTurnResult.model_validate(
-                war_games.play_game_turn(s, player_id, game_id, given)
+                war_games.play_game_turn(s, player_id, game_id, given, principal.token_id)
             ),
         )
 

@@ -96,6 +96,7 @@ def create_game(
     seats: list[Policy] | None,
     options: dict[str, Any],
     client_seed: str | None,
+    actor_token_id: int | None = None,
 ) -> WarGameView:
     """Deal a new game: seat 0 is the player's unless `seats` says otherwise."""
     count = players if players is not None else (len(seats) if seats else None)
@@ -118,6 +119,7 @@ def create_game(
         turns=0,
         state=state_to_dict(state),
         created_at=datetime.now(UTC),
+        created_by_token=actor_token_id,
     )
     session.add(record)
     session.flush()
@@ -130,7 +132,11 @@ def _player_against_the_house(rules: WarRules) -> tuple[Policy, ...]:
 
 
 def play_game_turn(
-    session: Session, player_id: int, game_id: int, given: dict[str, Any]
+    session: Session,
+    player_id: int,
+    game_id: int,
+    given: dict[str, Any],
+    actor_token_id: int | None = None,
 ) -> TurnResult:
     """Play the next turn with the player's choices; the game's row is locked meanwhile."""
     record = _owned(session, player_id, game_id, for_update=True)
@@ -146,6 +152,7 @@ def play_game_turn(
             input=played.input,
             record=played.record,
             created_at=now,
+            played_by_token=actor_token_id,
         )
     )
     record.state = state_to_dict(state)
