@@ -41,10 +41,11 @@ from api.http.routing import (
     provide_settings,
 )
 from api.settings import Settings, get_settings
-from api.web.routes import index, verify_download, verify_page
+from api.web.routes import index, play_page, verify_download, verify_page
 
 ROUTES: list[ControllerRouterHandler] = [
     index,
+    play_page,
     verify_page,
     verify_download,
     docs_assets(),

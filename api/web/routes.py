@@ -20,6 +20,12 @@ def index() -> Response[str]:
     return Response(page("index.html"), media_type=HTML)
 
 
+@get("/play", include_in_schema=False, sync_to_thread=False)
+def play_page() -> Response[str]:
+    """The player's table: it calls the public API with the token pasted once."""
+    return Response(page("play.html"), media_type=HTML)
+
+
 @get("/verify", include_in_schema=False, sync_to_thread=False)
 def verify_page() -> Response[str]:
     """The standalone verifier: one self-contained file that also works opened from disk."""
