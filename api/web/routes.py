@@ -26,6 +26,13 @@ def play_page() -> Response[str]:
     return Response(page("play.html"), media_type=HTML)
 
 
+@get("/audit", include_in_schema=False, sync_to_thread=False)
+def audit_page() -> Response[str]:
+    """The auditor's desk: a hand's replay beside its record, its ledger, the integrity
+    checks and the significant events, through the public API with an auditor token."""
+    return Response(page("audit.html"), media_type=HTML)
+
+
 @get("/verify", include_in_schema=False, sync_to_thread=False)
 def verify_page() -> Response[str]:
     """The standalone verifier: one self-contained file that also works opened from disk."""
