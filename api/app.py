@@ -41,11 +41,19 @@ from api.http.routing import (
     provide_settings,
 )
 from api.settings import Settings, get_settings
-from api.web.routes import audit_page, index, play_page, verify_download, verify_page
+from api.web.routes import (
+    audit_page,
+    index,
+    office_page,
+    play_page,
+    verify_download,
+    verify_page,
+)
 
 ROUTES: list[ControllerRouterHandler] = [
     index,
     play_page,
+    office_page,
     audit_page,
     verify_page,
     verify_download,

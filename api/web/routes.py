@@ -26,6 +26,13 @@ def play_page() -> Response[str]:
     return Response(page("play.html"), media_type=HTML)
 
 
+@get("/office", include_in_schema=False, sync_to_thread=False)
+def office_page() -> Response[str]:
+    """The back office: players, the cashier, tables, hands awaiting a decision, and the
+    payout report drawn as a chart, through the public API with an operator token."""
+    return Response(page("office.html"), media_type=HTML)
+
+
 @get("/audit", include_in_schema=False, sync_to_thread=False)
 def audit_page() -> Response[str]:
     """The auditor's desk: a hand's replay beside its record, its ledger, the integrity
