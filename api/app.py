@@ -48,11 +48,13 @@ from api.web.routes import (
     play_page,
     verify_download,
     verify_page,
+    war_page,
 )
 
 ROUTES: list[ControllerRouterHandler] = [
     index,
     play_page,
+    war_page,
     office_page,
     audit_page,
     verify_page,

@@ -26,6 +26,12 @@ def play_page() -> Response[str]:
     return Response(page("play.html"), media_type=HTML)
 
 
+@get("/war", include_in_schema=False, sync_to_thread=False)
+def war_page() -> Response[str]:
+    """Free War games: deal one of the family and play it a turn at a time."""
+    return Response(page("war.html"), media_type=HTML)
+
+
 @get("/office", include_in_schema=False, sync_to_thread=False)
 def office_page() -> Response[str]:
     """The back office: players, the cashier, tables, hands awaiting a decision, and the
