@@ -45,6 +45,7 @@ from api.web.routes import (
     audit_page,
     index,
     office_page,
+    pages_script,
     play_page,
     verify_download,
     verify_page,
@@ -53,6 +54,7 @@ from api.web.routes import (
 
 ROUTES: list[ControllerRouterHandler] = [
     index,
+    pages_script,
     play_page,
     war_page,
     office_page,

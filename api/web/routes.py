@@ -20,6 +20,12 @@ def index() -> Response[str]:
     return Response(page("index.html"), media_type=HTML)
 
 
+@get("/pages.js", include_in_schema=False, sync_to_thread=False)
+def pages_script() -> Response[str]:
+    """The script the signed-in pages share (the verifier shares nothing: it stands alone)."""
+    return Response(page("pages.js"), media_type="text/javascript; charset=utf-8")
+
+
 @get("/play", include_in_schema=False, sync_to_thread=False)
 def play_page() -> Response[str]:
     """The player's table: it calls the public API with the token pasted once."""

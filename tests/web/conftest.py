@@ -1,5 +1,19 @@
-"""The pages' tests drive the real app, as the API's do: the same fixtures."""
+"""The pages' tests drive the real app, as the API's do: the same fixtures, and a real
+server for the browser."""
 
-from tests.api.conftest import client, settings
+from collections.abc import Iterator
 
-__all__ = ["client", "settings"]
+import pytest
+
+from tests.api.conftest import LiveServer, client, settings
+
+__all__ = ["client", "server", "settings"]
+
+
+@pytest.fixture
+def server(database_url: str) -> Iterator[LiveServer]:
+    """`casino-war serve` in a process of its own, one worker, on a free port."""
+    live = LiveServer(database_url, workers=1)
+    live.start()
+    yield live
+    live.stop()

@@ -2,7 +2,6 @@
 opens a table, and reads the payout chart of the day's hands."""
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,14 +15,6 @@ from tests.web.test_play_page import DOCS_SCREENSHOTS
 pytestmark = pytest.mark.skipif(
     not webdriver.available(), reason="Debian's chromium and chromium-driver are not installed"
 )
-
-
-@pytest.fixture
-def server(database_url: str) -> Iterator[LiveServer]:
-    live = LiveServer(database_url, workers=1)
-    live.start()
-    yield live
-    live.stop()
 
 
 def _notice(page: webdriver.Browser) -> str:

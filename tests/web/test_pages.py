@@ -2,7 +2,6 @@
 (also as a download), and the API docs, which render in a real browser with no network."""
 
 import re
-from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -11,14 +10,6 @@ from litestar.testing import TestClient
 
 from tests.api.conftest import LiveServer
 from tests.web.browser import chromium, final_dom
-
-
-@pytest.fixture
-def server(database_url: str) -> Iterator[LiveServer]:
-    live = LiveServer(database_url, workers=1)
-    live.start()
-    yield live
-    live.stop()
 
 
 def test_the_index_leads_to_the_pages(client: TestClient[Litestar]) -> None:

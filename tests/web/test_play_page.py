@@ -3,7 +3,6 @@ token, plays until a tie, goes to war, sees the result, reveals the seed, and ve
 hand in /verify, which finds the seed matching its commitment."""
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,14 +17,6 @@ pytestmark = pytest.mark.skipif(
 )
 NEWEST_HAND = "document.getElementById('history').firstChild?.textContent"
 DOCS_SCREENSHOTS = Path(__file__).resolve().parent.parent.parent / "docs" / "screenshots"
-
-
-@pytest.fixture
-def server(database_url: str) -> Iterator[LiveServer]:
-    live = LiveServer(database_url, workers=1)
-    live.start()
-    yield live
-    live.stop()
 
 
 def _funded_player(server: LiveServer) -> str:

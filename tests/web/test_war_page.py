@@ -1,8 +1,6 @@
 """A player at /war, in a real browser: deals a free game, plays it to its end, and sees the
 server seed revealed."""
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 
@@ -13,14 +11,6 @@ from tests.web import webdriver
 pytestmark = pytest.mark.skipif(
     not webdriver.available(), reason="Debian's chromium and chromium-driver are not installed"
 )
-
-
-@pytest.fixture
-def server(database_url: str) -> Iterator[LiveServer]:
-    live = LiveServer(database_url, workers=1)
-    live.start()
-    yield live
-    live.stop()
 
 
 def test_a_player_plays_a_free_war_game_to_its_end(server: LiveServer) -> None:

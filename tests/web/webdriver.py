@@ -62,7 +62,7 @@ class Browser:
     def script(self, source: str, *args: Any) -> Any:
         return self._call("POST", "/execute/sync", {"script": source, "args": list(args)})
 
-    def wait(self, condition: str, *args: Any, seconds: float = 20) -> Any:
+    def wait(self, condition: str, *args: Any, seconds: float = 60) -> Any:
         """Poll a script until it returns something truthy."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
@@ -35,20 +35,7 @@ EventType = Literal[
     "limit_changed",
     "exclusion_set",
 ]
-EVENT_TYPES: tuple[EventType, ...] = (
-    "player_created",
-    "token_issued",
-    "token_revoked",
-    "authentication_throttled",
-    "table_created",
-    "table_opened",
-    "table_closed",
-    "seeds_rotated",
-    "hand_resolved_by_timeout",
-    "audit_run",
-    "limit_changed",
-    "exclusion_set",
-)
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 GENESIS_HASH = "0" * 64
 _HEAD = select(EventsHead).where(EventsHead.id == 1)
 
