@@ -1,11 +1,15 @@
 """Players, the cashier and tables, as operators run them."""
 
+from datetime import UTC, datetime, timedelta
+
+from freezegun import freeze_time
+
 from api.db.database import Database
 from api.settings import Settings
 from ledger import chart
 from ledger.chains import CHAINS, chain_for
 from ledger.posting import balances
-from tests.api.conftest import Caller, available, new_player
+from tests.api.conftest import Caller, available, new_player, play_until, standard_table_id
 
 
 def test_a_new_player_gets_a_token_that_works(operator: Caller) -> None:
@@ -160,3 +164,22 @@ def test_a_page_size_outside_1_to_200_is_a_validation_error(operator: Caller) ->
         refused = operator.get("/v1/tables", limit=limit)
         assert refused.status_code == 422
         assert refused.json()["code"] == "validation_error"
+
+
+def test_an_operator_resolves_the_overdue_hands_as_the_house(operator: Caller) -> None:
+    player, player_id = new_player(operator, deposit=10_000)
+    hand = play_until(player, standard_table_id(player), "awaiting_decision")
+    assert operator.post("/v1/hands/resolve-abandoned").json()["items"] == []
+    with freeze_time(datetime.now(UTC) + timedelta(days=2)):
+        resolved = operator.post("/v1/hands/resolve-abandoned")
+    assert resolved.status_code == 200
+    (item,) = resolved.json()["items"]
+    assert (item["hand_id"], item["resolution"]) == (hand["id"], "surrender")
+    settled = player.get(f"/v1/hands/{hand['id']}").json()
+    assert (settled["status"], settled["decided_by"]) == ("settled", "timeout")
+    (event,) = operator.get("/v1/events", type="hand_resolved_by_timeout").json()["items"]
+    assert event["actor"]["role"] == "operator" and event["player_id"] == player_id
+
+
+def test_players_cannot_resolve_hands(player: Caller) -> None:
+    assert player.post("/v1/hands/resolve-abandoned").status_code == 403

@@ -44,6 +44,8 @@ def test_an_operator_registers_a_player_opens_a_table_and_reads_the_chart(
         page.type("limit-amount", "100000")
         page.click("set-limit")
         page.wait("return document.getElementById('notice').textContent.includes('deposit a day')")
+        page.click("resolve")
+        page.wait("return document.getElementById('notice').textContent.includes('resolved')")
         page.type("table-name", "evening")
         page.click("create-table")
         page.wait("return document.getElementById('tables').textContent.includes('evening')")

@@ -5,7 +5,15 @@ from litestar.params import FromQuery, JSONBody
 from litestar.response import Response
 
 from api.domain.hands import service as hands
-from api.domain.hands.schemas import Decision, HandOpen, HandPage, HandView
+from api.domain.hands.schemas import (
+    Decision,
+    HandOpen,
+    HandPage,
+    HandView,
+    ResolvedHands,
+    ResolvedHandView,
+)
+from api.domain.hands.unfinished import resolve_overdue
 from api.domain.tokens.service import Role
 from api.http.routing import (
     BEARER,
@@ -54,6 +62,28 @@ class HandController(Controller):
                     policy=policy,
                     actor_token_id=principal.token_id,
                 )
+            ),
+        )
+
+    @command("/resolve-abandoned", 403, status_code=200)
+    async def resolve_abandoned_hands(
+        self,
+        principal: PrincipalDependency,
+        settings: SettingsDependency,
+        command: CommandDependency,
+    ) -> Response[ResolvedHands]:
+        """Resolve every hand that has awaited a decision longer than the timeout, as the
+        house (operators): the configured action, surrender when the wallet cannot cover a
+        war; each a `hand_resolved_by_timeout` event naming the operator."""
+        principal.require(Role.OPERATOR)
+        timeout, action = settings.decision_timeout_seconds, settings.abandoned_tie_action
+        return await command.run(
+            None,
+            lambda s: ResolvedHands(
+                items=[
+                    ResolvedHandView.model_validate(resolved)
+                    for resolved in resolve_overdue(s, timeout, action, principal)
+                ]
             ),
         )
 

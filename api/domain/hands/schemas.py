@@ -100,6 +100,18 @@ class UnfinishedHandView(ResponseBody):
     overdue: bool = Field(description="Waiting longer than the decision timeout.")
 
 
+class ResolvedHandView(ResponseBody):
+    hand_id: int
+    resolution: Literal["surrender", "war", "skipped"]
+    reason: str
+    outcome: str | None
+    net: int | None
+
+
+class ResolvedHands(ResponseBody):
+    items: list[ResolvedHandView]
+
+
 class UnfinishedReport(ResponseBody):
     timeout_seconds: int
     abandoned_tie_action: Literal["surrender", "war"]

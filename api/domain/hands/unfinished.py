@@ -20,6 +20,7 @@ from api.db.database import Database
 from api.db.models import hands_table
 from api.domain.events.service import record_event
 from api.domain.hands.service import decide_hand
+from api.domain.tokens.service import Principal
 from api.errors import DomainError
 from casino.errors import HandNotAwaitingDecision, SurrenderNotAllowed
 from casino.hand import Action, HandStatus
@@ -97,13 +98,17 @@ class ResolvedHand:
     net: int | None = None
 
 
-def _decide(database: Database, hand_id: int, action: Action, reason: str) -> ResolvedHand:
-    with database.transaction() as session:
+def _decide(
+    session: Session, hand_id: int, action: Action, reason: str, actor: Principal | None
+) -> ResolvedHand:
+    # A savepoint: a refusal (the wallet short of the raise) leaves the hand as it was, for
+    # the fallback to decide it in the same transaction.
+    with session.begin_nested():
         hand = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
         record_event(
             session,
             "hand_resolved_by_timeout",
-            None,
+            actor,
             player_id=hand.player_id,
             subject={"hand_id": hand_id},
             details={"action": action.value, "reason": reason, "outcome": hand.outcome},
@@ -111,16 +116,20 @@ def _decide(database: Database, hand_id: int, action: Action, reason: str) -> Re
     return ResolvedHand(hand_id, action.value, reason, hand.outcome, hand.net)
 
 
-def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
-    """Resolve one abandoned hand in its own transaction(s)."""
+def resolve_in(
+    session: Session, hand_id: int, configured: Action, actor: Principal | None = None
+) -> ResolvedHand:
+    """Resolve one abandoned hand in the caller's transaction, as the house: the configured
+    action, surrender when the wallet cannot cover a war, skipped when neither may be
+    taken or the player decided meanwhile."""
     try:
         if configured is Action.WAR:
             try:
-                return _decide(database, hand_id, Action.WAR, "timeout")
+                return _decide(session, hand_id, Action.WAR, "timeout", actor)
             except LimitExceeded:
                 reason = "the wallet cannot cover the raise: surrendered instead"
-                return _decide(database, hand_id, Action.SURRENDER, reason)
-        return _decide(database, hand_id, Action.SURRENDER, "timeout")
+                return _decide(session, hand_id, Action.SURRENDER, reason, actor)
+        return _decide(session, hand_id, Action.SURRENDER, "timeout", actor)
     except SurrenderNotAllowed:
         reason = "the table forbids surrender, and war would take money without consent"
         return ResolvedHand(hand_id, "skipped", reason)
@@ -128,6 +137,25 @@ def resolve_one(database: Database, hand_id: int, configured: Action) -> Resolve
         return ResolvedHand(hand_id, "skipped", f"{settled.code}: {settled}")
     except DomainError as problem:  # gone
         return ResolvedHand(hand_id, "skipped", f"{problem.code}: {problem.detail}")
+
+
+def resolve_one(database: Database, hand_id: int, configured: Action) -> ResolvedHand:
+    """Resolve one abandoned hand in a transaction of its own (the command line's way: a
+    large backlog is not one long transaction)."""
+    with database.transaction() as session:
+        return resolve_in(session, hand_id, configured)
+
+
+def resolve_overdue(
+    session: Session,
+    timeout_seconds: int,
+    configured: Literal["surrender", "war"],
+    actor: Principal | None,
+) -> list[ResolvedHand]:
+    """Every overdue hand resolved in the caller's transaction (the back office's way: one
+    request, one answer, retried safely with its Idempotency-Key)."""
+    overdue = [h.id for h in unfinished_hands(session, timeout_seconds) if h.overdue]
+    return [resolve_in(session, hand_id, Action(configured), actor) for hand_id in overdue]
 
 
 def resolve_abandoned(
