@@ -66,6 +66,7 @@ def test_a_player_plays_to_a_war_and_verifies_the_hand(server: LiveServer, tmp_p
         link = page.wait(
             "const a = document.querySelector('[data-testid=verify-link]'); return a && a.href"
         )
+        assert commitment in page.text("revealed")
         page.open(link)
         page.wait("return document.querySelector('[data-testid=commitment]').textContent")
         assert page.text("commitment") == "match"
