@@ -43,7 +43,7 @@ def test_a_player_plays_to_a_war_and_verifies_the_hand(server: LiveServer, tmp_p
         page.open(f"{server.base_url}/play")
         page.type("token-input", token)
         page.click("sign-in")
-        page.wait("return document.querySelector('[data-testid=balance]').textContent")
+        page.wait("return !document.getElementById('table').hidden")  # signed in, all shown
         assert page.text("balance") == "1000000 USD"
         commitment = page.text("server-seed-hash")
         for _ in range(300):
