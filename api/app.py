@@ -8,9 +8,9 @@ from litestar.types import ControllerRouterHandler
 
 from api.db.database import Database
 from api.domain.audit.routes import AuditController
-from api.domain.cashier.routes import CashierController
+from api.domain.cashier import routes as cashier
 from api.domain.events.routes import EventController
-from api.domain.hands.routes import HandController
+from api.domain.hands import routes as hands
 from api.domain.players.routes import PlayerController
 from api.domain.protection.routes import ProtectionController
 from api.domain.reports.routes import ReportController
@@ -26,6 +26,7 @@ from api.http.access import logging_config
 from api.http.cors import cors_config
 from api.http.hardening import BodyCheckMiddleware, security_headers
 from api.http.health import get_health, get_readiness
+from api.http.hot_path import hot_path
 from api.http.idempotency import Idempotency
 from api.http.openapi import (
     StrictRequestSchemaPlugin,
@@ -65,10 +66,10 @@ ROUTES: list[ControllerRouterHandler] = [
     get_health,
     get_readiness,
     PlayerController,
-    CashierController,
+    cashier.CashierController,
     TableController,
     SeedController,
-    HandController,
+    hands.HandController,
     AuditController,
     ReportController,
     StatementController,
@@ -79,6 +80,9 @@ ROUTES: list[ControllerRouterHandler] = [
     WarGameAuditController,
 ]
 """Every controller and handler the app serves, each context's own."""
+
+HOT_COMMANDS = (*hands.HOT_COMMANDS, *cashier.HOT_COMMANDS)
+"""The commands served in front of the framework when `Settings.hot_path` is on."""
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -123,7 +127,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ),
     )
     # Around the whole app, so that the router's own 404s and 405s are logged and carry a
-    # request id too (route middleware runs only for a matched route).
-    app.asgi_handler = access.wrap(app.asgi_handler)
+    # request id too (route middleware runs only for a matched route), and so are the hot
+    # path's answers.
+    handler = app.asgi_handler
+    if settings.hot_path:
+        handler = hot_path(handler, HOT_COMMANDS, app.state)
+    app.asgi_handler = access.wrap(handler)
     refine_handlers(app)
     return app

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -76,6 +76,14 @@ class _TemplateDatabases:
             )
         return self._url_for(name)
 
+    def postgres_clone(self, url: str) -> str:
+        """A new database holding what `url`'s holds now (no one may be connected to it)."""
+        source = make_url(url).database
+        name = f"casino_war_test_{uuid.uuid4().hex[:12]}"
+        with self._admin(self._postgres_admin_url).connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{source}"'))
+        return self._url_for(name)
+
     def postgres_drop(self, url: str) -> None:
         database = make_url(url).database
         assert self._postgres_admin is not None
@@ -123,6 +131,31 @@ def database_url(
         yield url
     finally:
         _template_databases.postgres_drop(url)
+
+
+@pytest.fixture
+def clone_database(
+    database_url: str, _template_databases: _TemplateDatabases, tmp_path: Path
+) -> Iterator[Callable[[], str]]:
+    """Copies `database_url` as it is now into a new database and returns its URL: for
+    running the same requests on two databases that start out the same. Nothing may be
+    connected to it while it is copied."""
+    clones: list[str] = []
+
+    def clone() -> str:
+        if database_url.startswith("sqlite"):
+            source = Path(make_url(database_url).database or "")
+            target = tmp_path / f"clone-{len(clones)}.db"
+            shutil.copyfile(source, target)
+            clones.append(f"sqlite:///{target}")
+        else:
+            clones.append(_template_databases.postgres_clone(database_url))
+        return clones[-1]
+
+    yield clone
+    for url in clones:
+        if not url.startswith("sqlite"):
+            _template_databases.postgres_drop(url)
 
 
 @pytest.fixture

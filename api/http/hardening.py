@@ -36,12 +36,12 @@ class BodyCheckMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("method") in _BODY_METHODS:  # websockets have no method
-            body = await _read_body(receive)
+            body = await read_body(receive)
             refusal = body_refusal(_content_type(scope), body)
             if refusal is not None:
                 await _problem(send, Problem(*refusal))
                 return
-            receive = _replay(body)
+            receive = replay_body(body)
         await self.app(scope, receive, send)
 
 
@@ -104,7 +104,7 @@ def _content_type(scope: Scope) -> bytes | None:
     return None
 
 
-async def _read_body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
     chunks = []
     while True:
         message: Any = await receive()
@@ -116,7 +116,7 @@ async def _read_body(receive: Receive) -> bytes:
     return b"".join(chunks)
 
 
-def _replay(body: bytes) -> Receive:
+def replay_body(body: bytes) -> Receive:
     sent = False
 
     async def receive() -> Any:

@@ -12,12 +12,13 @@ part of a transaction.)
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, NamedTuple
 
-from litestar import MediaType, Response
+from anyio.to_thread import run_sync
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
@@ -40,6 +41,19 @@ def _in_flight() -> Problem:
 
 def _reused() -> Problem:
     return Problem(422, REUSED, "this Idempotency-Key was used with a different request")
+
+
+JSON_MEDIA_TYPE = "application/json"
+
+
+class Answer(NamedTuple):
+    """A command's answer, for whichever HTTP layer sends it: the framework's route, or
+    the hot path (`api.http.hot_path`) that sends the same bytes without it."""
+
+    status: int
+    body: Any
+    media_type: str = JSON_MEDIA_TYPE
+    headers: Mapping[str, str] = {}
 
 
 class _Stored(NamedTuple):
@@ -88,6 +102,29 @@ class Idempotency:
             with self._running_lock:
                 self._running.discard((caller, key))
 
+    async def execute(
+        self,
+        principal: Principal,
+        key: str,
+        request_fingerprint: str,
+        operation: Callable[[Session], ResponseBody],
+        *,
+        status_code: int,
+    ) -> Answer:
+        """`run` where it costs least: on the event loop where the database is SQLite
+        served by one process (its write transactions are short and serialised anyway, and a
+        hop to a worker thread and back costs more CPU than the transaction), in a worker
+        thread where it is PostgreSQL (whose round trips wait on the network while the loop
+        serves other requests) or SQLite shared by several server processes (whose write
+        lock the loop would otherwise wait for)."""
+        work = partial(
+            self.run, principal, key, request_fingerprint, operation, status_code=status_code
+        )
+        if self.runs_on_event_loop:
+            return work()
+        answer: Answer = await run_sync(work)
+        return answer
+
     def run(
         self,
         principal: Principal,
@@ -96,7 +133,7 @@ class Idempotency:
         operation: Callable[[Session], ResponseBody],
         *,
         status_code: int,
-    ) -> Response[Any]:
+    ) -> Answer:
         with self.in_flight(principal.caller, key):
             try:
                 with self._database.transaction() as session:
@@ -106,13 +143,13 @@ class Idempotency:
                     result = _refusing(operation, session)
                     body, stored = result.bodies()
                     _record(session, principal, key, request_fingerprint, status_code, stored)
-                    return Response(body, status_code=status_code)
+                    return Answer(status_code, body)
             except _Refusal as refused:  # the unit of work has been rolled back whole
                 return self._remember_refusal(principal, key, request_fingerprint, refused.problem)
 
     def _remember_refusal(
         self, principal: Principal, key: str, request_fingerprint: str, refusal: Problem
-    ) -> Response[Any]:
+    ) -> Answer:
         """Record the refusal in a transaction of its own, the key still held, so that a
         retry replays it; the refused work itself left nothing behind."""
         with self._database.transaction() as session:
@@ -120,7 +157,7 @@ class Idempotency:
             if earlier is not None:
                 return _replay(earlier, request_fingerprint)
             _record(session, principal, key, request_fingerprint, refusal.status, refusal.body())
-        return _problem_response(refusal)
+        return problem_answer(refusal)
 
     def _claim(self, session: Session, caller: str, key: str) -> _Stored | None:
         """Hold the key for this transaction and return its record if it has one.
@@ -194,23 +231,18 @@ def _record(
     )
 
 
-def _problem_response(refusal: Problem) -> Response[Any]:
-    return Response(
-        refusal.body(),
-        status_code=refusal.status,
-        media_type=PROBLEM_MEDIA_TYPE,
-        headers=refusal.headers,
-    )
+def problem_answer(refusal: Problem) -> Answer:
+    return Answer(refusal.status, refusal.body(), PROBLEM_MEDIA_TYPE, refusal.headers)
 
 
-def _replay(record: _Stored, request_fingerprint: str) -> Response[Any]:
+def _replay(record: _Stored, request_fingerprint: str) -> Answer:
     """The first response again, as stored: its JSON body, secrets nulled."""
     if record.request_hash != request_fingerprint:
         raise _reused()
-    media_type = PROBLEM_MEDIA_TYPE if record.response_status >= 400 else MediaType.JSON
-    return Response(
+    media_type = PROBLEM_MEDIA_TYPE if record.response_status >= 400 else JSON_MEDIA_TYPE
+    return Answer(
+        record.response_status,
         record.response_body,
-        status_code=record.response_status,
-        media_type=media_type,
-        headers={REPLAYED_HEADER: "true"},
+        media_type,
+        {REPLAYED_HEADER: "true"},
     )

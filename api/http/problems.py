@@ -219,15 +219,23 @@ def unavailable() -> Problem:
     )
 
 
-def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+def problem_of(exc: Exception) -> Problem:
+    """The problem any exception is answered with: its refusal, 503 for a database that
+    does not answer, else 500 (logged by type and frames only: an exception's message may
+    quote data, a seed or a token, that must never reach a log)."""
+    refusal = as_problem(exc)
+    if refusal is not None:
+        return refusal
     if is_database_unavailable(exc):
         logger.warning("database unavailable: %s", type(exc).__name__)
-        return _respond(unavailable())
-    # The type and the frames only: an exception's message may quote data (a seed, a
-    # token) that must never reach a log.
+        return unavailable()
     frames = "".join(traceback.format_tb(exc.__traceback__))
     logger.error("unexpected %s\n%s", type(exc).__name__, frames)
-    return _respond(Problem(500, "internal_error", "an unexpected error occurred"))
+    return Problem(500, "internal_error", "an unexpected error occurred")
+
+
+def _on_unexpected(_: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    return _respond(problem_of(exc))
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {

@@ -2,10 +2,8 @@
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Annotated, Any
 
-from anyio.to_thread import run_sync
 from litestar import Request, Response, post
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
@@ -142,12 +140,8 @@ class IdempotentCommand:
     async def run(
         self, body: BaseModel | None, operation: Callable[[Session], ResponseBody]
     ) -> Response[Any]:
-        """Run the unit of work: on the event loop where the database is SQLite served by
-        one process (its write transactions are short and serialised anyway, and a hop to a
-        worker thread and back costs more CPU than the transaction), in a worker thread
-        where it is PostgreSQL (whose round trips wait on the network while the loop serves
-        other requests) or SQLite shared by several server processes (whose write lock the
-        loop would otherwise wait for)."""
+        """Run the unit of work at most once for this key (`Idempotency.execute` decides
+        where) and answer with the route's status code."""
         payload = body.model_dump(mode="json") if body is not None else None
         request_fingerprint = idempotency.fingerprint(
             self.request.method, self.request.url.path, payload
@@ -155,18 +149,15 @@ class IdempotentCommand:
         runner: idempotency.Idempotency = self.request.app.state.idempotency
         status_code = self.request.route_handler.status_code
         assert status_code is not None  # `command` always sets it
-        work = partial(
-            runner.run,
-            self.principal,
-            self.key,
-            request_fingerprint,
-            operation,
-            status_code=status_code,
+        answer = await runner.execute(
+            self.principal, self.key, request_fingerprint, operation, status_code=status_code
         )
-        if runner.runs_on_event_loop:
-            return work()
-        answer: Response[Any] = await run_sync(work)
-        return answer
+        return Response(
+            answer.body,
+            status_code=answer.status,
+            media_type=answer.media_type,
+            headers=dict(answer.headers),
+        )
 
 
 def provide_command(

@@ -1,5 +1,6 @@
 """The cashier: deposits and withdrawals, operators only."""
 
+import re
 from collections.abc import Callable
 
 from litestar import Controller
@@ -11,6 +12,7 @@ from api.domain.cashier import service as cashier
 from api.domain.cashier.schemas import CashierReceipt, CashierRequest
 from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tokens.service import Principal, Role
+from api.http.hot_path import HotCommand, Operation
 from api.http.routing import (
     BEARER,
     CommandDependency,
@@ -53,6 +55,23 @@ class CashierController(Controller):
 CashierMove = Callable[[Session, int, int, str, str, ProtectionPolicy, int | None], cashier.Receipt]
 
 
+def moving(
+    move: CashierMove, data: CashierRequest, principal: Principal, settings: Settings
+) -> Operation:
+    principal.require(Role.OPERATOR)
+    return lambda session: CashierReceipt.model_validate(
+        move(
+            session,
+            data.player_id,
+            data.amount,
+            data.currency,
+            settings.currency,
+            settings.protection,
+            principal.token_id,
+        )
+    )
+
+
 async def _cashier_move(
     data: CashierRequest,
     principal: Principal,
@@ -60,18 +79,22 @@ async def _cashier_move(
     command: IdempotentCommand,
     move: CashierMove,
 ) -> Response[CashierReceipt]:
-    principal.require(Role.OPERATOR)
-    return await command.run(
-        data,
-        lambda s: CashierReceipt.model_validate(
-            move(
-                s,
-                data.player_id,
-                data.amount,
-                data.currency,
-                settings.currency,
-                settings.protection,
-                principal.token_id,
-            )
-        ),
+    return await command.run(data, moving(move, data, principal, settings))
+
+
+def _hot(path: str, move: CashierMove) -> HotCommand:
+    return HotCommand(
+        re.compile(path),
+        CashierRequest,
+        frozenset({Role.OPERATOR}),
+        201,
+        lambda call: moving(move, call.body, call.principal, call.settings),
     )
+
+
+HOT_COMMANDS = (
+    _hot("/v1/cashier/deposits", cashier.deposit),
+    _hot("/v1/cashier/withdrawals", cashier.withdraw),
+)
+"""Deposits and withdrawals on the hot path (`api.http.hot_path`): the same operations,
+role and status code as the two routes above, which serve every request it passes on."""

@@ -1,5 +1,7 @@
 """Hands: what a player's front end calls while playing, and history for the back office."""
 
+import re
+
 from litestar import Controller, get
 from litestar.params import FromQuery, JSONBody
 from litestar.response import Response
@@ -14,7 +16,8 @@ from api.domain.hands.schemas import (
     ResolvedHandView,
 )
 from api.domain.hands.unfinished import resolve_overdue
-from api.domain.tokens.service import Role
+from api.domain.tokens.service import Principal, Role
+from api.http.hot_path import HotCommand, Operation
 from api.http.routing import (
     BEARER,
     CommandDependency,
@@ -29,7 +32,58 @@ from api.http.routing import (
     problems,
 )
 from api.pagination import DEFAULT_LIMIT
+from api.settings import Settings
 from casino.hand import Action, HandStatus
+
+
+def placing(data: HandOpen, principal: Principal, settings: Settings) -> Operation:
+    player_id = principal.own_player_id()
+    policy = settings.protection
+    return lambda session: HandView.model_validate(
+        hands.open_hand(
+            session,
+            player_id,
+            data.table_id,
+            data.bet,
+            data.tie_bet,
+            data.currency,
+            policy=policy,
+            actor_token_id=principal.token_id,
+        )
+    )
+
+
+def deciding(hand_id: int, data: Decision, principal: Principal) -> Operation:
+    player_id = principal.own_player_id()
+    return lambda session: HandView.model_validate(
+        hands.decide_hand(
+            session,
+            hand_id,
+            Action(data.action),
+            player_id=player_id,
+            actor_token_id=principal.token_id,
+        )
+    )
+
+
+HOT_COMMANDS = (
+    HotCommand(
+        re.compile(r"/v1/hands"),
+        HandOpen,
+        frozenset({Role.PLAYER}),
+        201,
+        lambda call: placing(call.body, call.principal, call.settings),
+    ),
+    HotCommand(
+        re.compile(r"/v1/hands/([1-9][0-9]{0,18})/decision"),
+        Decision,
+        frozenset({Role.PLAYER}),
+        200,
+        lambda call: deciding(call.path_ids[0], call.body, call.principal),
+    ),
+)
+"""Placing and deciding on the hot path (`api.http.hot_path`): the same operations, roles
+and status codes as the two routes below, which serve every request it passes on."""
 
 
 class HandController(Controller):
@@ -47,23 +101,7 @@ class HandController(Controller):
     ) -> Response[HandView]:
         """Place a bet (and optional tie bet) and deal; a tie waits for the player's decision.
         A player's limits and exclusion are checked first (docs/player-protection.md)."""
-        player_id = principal.own_player_id()
-        policy = settings.protection
-        return await command.run(
-            data,
-            lambda s: HandView.model_validate(
-                hands.open_hand(
-                    s,
-                    player_id,
-                    data.table_id,
-                    data.bet,
-                    data.tie_bet,
-                    data.currency,
-                    policy=policy,
-                    actor_token_id=principal.token_id,
-                )
-            ),
-        )
+        return await command.run(data, placing(data, principal, settings))
 
     @command("/resolve-abandoned", 403, status_code=200)
     async def resolve_abandoned_hands(
@@ -96,19 +134,7 @@ class HandController(Controller):
         command: CommandDependency,
     ) -> Response[HandView]:
         """Go to war (raising the bet again) or surrender half the bet."""
-        player_id = principal.own_player_id()
-        return await command.run(
-            data,
-            lambda s: HandView.model_validate(
-                hands.decide_hand(
-                    s,
-                    hand_id,
-                    Action(data.action),
-                    player_id=player_id,
-                    actor_token_id=principal.token_id,
-                )
-            ),
-        )
+        return await command.run(data, deciding(hand_id, data, principal))
 
     @get("/{hand_id:int}", sync_to_thread=True, responses=problems(404))
     def get_hand(

@@ -179,6 +179,17 @@ class Authenticator:
         the event loop may call it (a malformed header is refused here too)."""
         return self._fresh(_presented_hash(authorization))
 
+    def known_caller(self, authorization: str | None, address: str) -> Principal | None:
+        """The caller `resolve` would answer with from memory, or None wherever it would do
+        anything else (a throttled address, a token not in memory, a refusal). It counts no
+        failure, so the request can still go through `resolve` afterwards."""
+        if self._throttle.retry_after(address) is not None:
+            return None
+        try:
+            return self.remembered(authorization)
+        except Unauthenticated:
+            return None
+
     async def resolve(self, authorization: str | None, address: str = "unknown") -> Principal:
         """`principal` from the event loop: from memory when it can, else in a worker
         thread. Every request authenticates, and a thread hop costs more CPU than the

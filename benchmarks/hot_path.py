@@ -1,0 +1,110 @@
+"""The hot path against the framework, in one run: `python -m benchmarks.hot_path`.
+
+Two `casino-war serve` processes, each on a fresh database of the same kind, one with
+`CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, and the do-nothing endpoint,
+are loaded in turn, round after round, by the same closed loop as the main benchmark
+(`benchmarks.http_load`): the server's CPU per hand of each, and their ratio, measured
+minutes apart on the same host, so the host's other tenants weigh on both alike.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from contextlib import ExitStack
+from dataclasses import replace
+from typing import Any
+
+from benchmarks import cpu, http_load, scratch, servers
+from benchmarks.plan import FULL, Plan
+from benchmarks.scratch import DEFAULT_POSTGRES_URL
+
+_VARIANTS = {"hot_path": "true", "framework": "false"}
+
+
+def _meters(server: servers.Server) -> dict[str, cpu.Meter]:
+    return {"server": cpu.process_group(server.pid)}
+
+
+def _launched(stack: ExitStack, database_url: str, workers: int, hot: str) -> servers.Server:
+    command = [*servers.casino_war_command(), "serve", "--workers", str(workers)]
+    env = {"CASINO_WAR_DATABASE_URL": database_url, "CASINO_WAR_HOT_PATH": hot}
+    server = stack.enter_context(servers.launched(command, env, "/ready"))
+    server.wait_ready()
+    return server
+
+
+def measure(
+    database: str, postgres: scratch.PostgresServer | None, plan: Plan, rounds: int
+) -> dict[str, Any]:
+    """Server CPU per hand (ms) of each variant and per do-nothing request, every round."""
+    clients = plan.history_clients
+    workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
+    per_round: dict[str, list[float | None]] = {name: [] for name in (*_VARIANTS, "noop")}
+    with ExitStack() as stack:
+        services = {}
+        for name, hot in _VARIANTS.items():
+            url = stack.enter_context(scratch.scratch_database(database, postgres, name))
+            server = _launched(stack, url, workers, hot)
+            services[name] = (http_load.set_up(server.base_url, url, plan), server)
+        noop = stack.enter_context(servers.noop(workers))
+        noop.wait_ready()
+        for _ in range(rounds):
+            for name, (service, server) in services.items():
+                point = http_load.hands_point(service, plan, clients, _meters(server))
+                per_round[name].append(point["cpu_ms_per_unit"]["server"])
+            point = http_load.run_point(
+                noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
+            )
+            per_round["noop"].append(point["cpu_ms_per_unit"]["server"])
+    medians = {name: _median(values) for name, values in per_round.items()}
+    return {
+        "database": database,
+        "workers": workers,
+        "clients": clients,
+        "rounds": rounds,
+        "server_cpu_ms": per_round,
+        "median_server_cpu_ms": medians,
+        "hot_path_vs_framework": _ratio(medians["hot_path"], medians["framework"]),
+        "hot_path_vs_noop": _ratio(medians["hot_path"], medians["noop"]),
+        "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
+    }
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return round(statistics.median(known), 3) if known else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.hot_path", description=__doc__)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=FULL.duration_seconds)
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--postgres-url", default=None)
+    options = parser.parse_args(argv)
+    plan = replace(FULL, duration_seconds=options.seconds)
+    results = [measure("sqlite", None, plan, options.rounds)]
+    if not options.no_postgres:
+        url = (
+            options.postgres_url
+            or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
+            or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+            or DEFAULT_POSTGRES_URL
+        )
+        postgres, reason = scratch.find_postgres(url)
+        if postgres is None:
+            print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
+        else:
+            results.append(measure("postgresql", postgres, plan, options.rounds))
+    json.dump(results, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

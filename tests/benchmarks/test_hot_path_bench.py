@@ -1,0 +1,29 @@
+"""`python -m benchmarks.hot_path` measures both variants and the do-nothing endpoint on each
+database, every round, and reports their ratios; no timing asserted."""
+
+import os
+from dataclasses import replace
+
+import pytest
+
+from benchmarks import scratch
+from benchmarks.hot_path import measure
+from benchmarks.plan import TINY
+
+PLAN = replace(TINY, history_clients=2)
+
+
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+def test_each_variant_is_measured_every_round_with_its_ratios(database: str) -> None:
+    postgres = None
+    if database == "postgresql":
+        url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+        if not url:
+            pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
+        postgres, reason = scratch.find_postgres(url)
+        assert postgres is not None, reason
+    result = measure(database, postgres, PLAN, rounds=2)
+    assert set(result["server_cpu_ms"]) == {"hot_path", "framework", "noop"}
+    assert all(len(values) == 2 for values in result["server_cpu_ms"].values())
+    for ratio in ("hot_path_vs_framework", "hot_path_vs_noop", "framework_vs_noop"):
+        assert result[ratio] is None or result[ratio] > 0
