@@ -106,7 +106,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 "database": database,
                 "settings": settings,
                 "authenticator": Authenticator(
-                    database, failures_per_minute=settings.auth_failures_per_minute
+                    database,
+                    ttl_seconds=settings.token_cache_seconds,
+                    failures_per_minute=settings.auth_failures_per_minute,
                 ),
                 "idempotency": Idempotency(database, workers=settings.workers),
             }

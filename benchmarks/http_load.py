@@ -173,7 +173,7 @@ def _per_unit_ms(seconds: float | None, units: int) -> float | None:
     return None if seconds is None or not units else round(seconds / units * 1000, 3)
 
 
-def _client(base_url: str, token: str | None) -> httpx.AsyncClient:
+def client(base_url: str, token: str | None) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.AsyncClient(
         base_url=base_url,
@@ -193,7 +193,7 @@ def run_point(
 ) -> dict[str, Any]:
     """Drive `len(tokens)` concurrent clients through `step`; the point's figures, with the
     CPU each of `meters` used in the measured window per unit."""
-    clients = [_client(base_url, token) for token in tokens]
+    clients = [client(base_url, token) for token in tokens]
     window, elapsed, cpu_seconds = asyncio.run(
         _measure(clients, step, plan.warmup_seconds, plan.duration_seconds, meters or {})
     )

@@ -1,0 +1,164 @@
+"""Instructions per hand of a real server against a do-nothing request, counted by valgrind:
+`python -m benchmarks.server_instructions [--small N] [--large N]`.
+
+The server's CPU per hand moves by a third from one minute to the next on this shared host
+(docs/performance.md); the instructions it executes do not. Each server is run under
+`valgrind --tool=callgrind` twice and loaded by the benchmark's own closed loop (8 clients,
+`benchmarks.http_load`) until it has settled `small` units, then, in the second run, `large`
+units: the difference of the two counts over the difference in units is what one more unit
+costs the server, its start-up, migrations and the players' set-up cancelling out
+(`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
+without it (`CASINO_WAR_HOT_PATH=false`), and the do-nothing endpoint; SQLite, one process
+(PostgreSQL's own work would not be counted: it runs in its server).
+
+Under valgrind a server runs about fifty times slower, so it runs with
+`CASINO_WAR_TOKEN_CACHE_SECONDS=3600`: with the default second, the token a client sends
+would have expired from the worker's memory by nearly every request, and every request
+would pay for a look-up that a server at full speed makes once a second per token.
+Instructions are not seconds (cache misses and the kernel's work are not counted), so this
+compares builds and paths; throughput still comes from `python -m benchmarks`.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchmarks import http_load, servers
+from benchmarks.instructions import per_unit
+from benchmarks.plan import QUICK
+
+CLIENTS = 8
+READY_SECONDS = 600.0  # a server starting under valgrind takes a minute or two here
+_COLLECTED = re.compile(rb"Collected : (\d+)")
+_VARIANTS = {
+    "hot_path": ("hands", {"CASINO_WAR_HOT_PATH": "true"}),
+    "framework": ("hands", {"CASINO_WAR_HOT_PATH": "false"}),
+    "noop": ("noop", {}),
+}
+
+
+async def _drive(
+    base_url: str, tokens: Sequence[str | None], step: http_load.Step, units: int
+) -> int:
+    """Run the clients until `units` units have settled; the units settled."""
+    window = http_load.Window(measuring=True)
+
+    async def client_loop(client: httpx.AsyncClient) -> None:
+        async with client:
+            while window.units < units:
+                await step(client, window)
+
+    await asyncio.gather(*(client_loop(http_load.client(base_url, t)) for t in tokens))
+    if window.errors:
+        raise RuntimeError(f"the load failed: {window.first_error}")
+    return window.units
+
+
+def _wait_ready(base_url: str, process: "subprocess.Popen[bytes]") -> None:
+    deadline = time.monotonic() + READY_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError("the server exited under valgrind before it was ready")
+        try:
+            if httpx.get(base_url + "/ready", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    raise RuntimeError(f"the server was not ready in {READY_SECONDS:.0f} s under valgrind")
+
+
+def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
+    """(units settled, instructions) of one server run under callgrind."""
+    port = servers.free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
+        url = f"sqlite:///{Path(directory) / 'bench.db'}"
+        env = {
+            **os.environ,
+            **env,
+            "PYTHONHASHSEED": "0",
+            "CASINO_WAR_DATABASE_URL": url,
+            "CASINO_WAR_TOKEN_CACHE_SECONDS": "3600",
+        }
+        if kind == "noop":
+            command = [python, "-m", "benchmarks.noop_app", "--port", str(port)]
+        else:
+            command = [python, "-m", "api.cli", "serve", "--port", str(port)]
+        log = Path(directory) / "valgrind.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                env=env,
+                cwd=servers.ROOT,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+            try:
+                _wait_ready(base_url, process)
+                settled = _load(kind, base_url, url, units)
+            finally:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=READY_SECONDS)
+        found = _COLLECTED.search(log.read_bytes())
+        if found is None:
+            raise RuntimeError(f"callgrind reported no count for {kind}")
+        return settled, int(found.group(1))
+
+
+def _load(kind: str, base_url: str, database_url: str, units: int) -> int:
+    if kind == "noop":
+        return asyncio.run(_drive(base_url, [None] * CLIENTS, http_load.noop_step, units))
+    plan = replace(QUICK, clients=(CLIENTS,))
+    service = http_load.set_up(base_url, database_url, plan)
+    tokens = [player.token for player in service.players]
+    step = http_load.hand_step(service.table_id, plan.bet)
+    return asyncio.run(_drive(base_url, tokens, step, units))
+
+
+def measure(small: int, large: int) -> dict[str, Any]:
+    """Instructions per unit of each server, and the ratios the hot path's goals name."""
+    results: dict[str, Any] = {}
+    for name, (kind, env) in _VARIANTS.items():
+        runs = [count(kind, env, small), count(kind, env, large)]
+        results[name] = {
+            "runs": [{"units": u, "instructions": i} for u, i in runs],
+            "instructions_per_unit": round(per_unit(runs[0], runs[1])),
+        }
+    per = {name: results[name]["instructions_per_unit"] for name in results}
+    return {
+        "clients": CLIENTS,
+        "servers": results,
+        "hot_path_vs_noop": round(per["hot_path"] / per["noop"], 3),
+        "framework_vs_noop": round(per["framework"] / per["noop"], 3),
+        "hot_path_vs_framework": round(per["hot_path"] / per["framework"], 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.server_instructions", description=__doc__
+    )
+    parser.add_argument("--small", type=int, default=200, help="units of the smaller run")
+    parser.add_argument("--large", type=int, default=600, help="units of the larger run")
+    options = parser.parse_args(argv)
+    json.dump(measure(options.small, options.large), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
