@@ -95,11 +95,11 @@ def hot_path(app: ASGIApp, commands: Sequence[HotCommand], state: State) -> ASGI
         if call is None:
             await app(scope, replay_body(body), send)
             return
-        principal, key, request = call
+        key, request = call
         try:
             payload = request.body.model_dump(mode="json")
             answer = await runner.execute(
-                principal,
+                request.principal,
                 key,
                 idempotency.fingerprint("POST", scope["path"], payload),
                 command.operation(request),
@@ -120,9 +120,9 @@ def _accepted(
     scope: Scope,
     authenticator: Authenticator,
     settings: Settings,
-) -> tuple[Principal, str, HotCall] | None:
-    """The caller, the key and the call, where Litestar would accept the request as it is;
-    None where it would do anything else."""
+) -> tuple[str, HotCall] | None:
+    """The key and the call, where Litestar would accept the request as it is; None where
+    it would do anything else."""
     path_ids = _ids(matched.groups())
     key = headers.get(_KEY_HEADER, b"").decode("latin-1")
     if path_ids is None or not body or not _acceptable_key(key):
@@ -141,7 +141,7 @@ def _accepted(
         data = command.body.model_validate(msgspec.json.decode(body))
     except (msgspec.DecodeError, ValidationError):
         return None
-    return principal, key, HotCall(path_ids, data, principal, settings)
+    return key, HotCall(path_ids, data, principal, settings)
 
 
 def _ids(groups: Iterable[str]) -> tuple[int, ...] | None:
