@@ -43,8 +43,9 @@ class Settings(BaseSettings):
     auth_failures_per_minute: int = Field(default=20, gt=0)
     # Browser origins allowed to call the API (CORS); empty: CORS off. A JSON list.
     cors_allowed_origins: tuple[str, ...] = ()
-    # Placing and deciding hands served in front of the framework (`api.http.hot_path`),
-    # with the same answers; off, every request goes through Litestar (for comparison).
+    # Placing and deciding hands, deposits and withdrawals served in front of the
+    # framework (`api.http.hot_path`), with the same answers; off, every request goes
+    # through Litestar (for comparison).
     hot_path: bool = True
     # How many server processes share the database; `casino-war serve --workers` sets it.
     workers: int = Field(default=1, ge=1)

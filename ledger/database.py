@@ -85,6 +85,4 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
         mode = connection.get_execution_options().get("sqlite_begin", "IMMEDIATE")
         if mode not in ("IMMEDIATE", "DEFERRED", "EXCLUSIVE"):
             raise ValueError(f"unknown SQLite BEGIN mode {mode!r}")
-        # Straight on the driver: this runs once per unit of work, and SQLAlchemy's
-        # execution path around one constant statement cost more than the statement.
-        connection.connection.driver_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
+        connection.exec_driver_sql(f"BEGIN {mode}")

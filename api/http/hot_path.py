@@ -14,7 +14,9 @@ route's parameter accepts; a token the authenticator has in memory, of a role th
 serves; no cross-origin request where CORS is configured. Anything else goes on to Litestar
 with the body it came with, so every refusal of the request itself is the framework's own;
 what the command answers, its refusals included, is the `Answer` the route would send,
-encoded as Litestar encodes it (msgspec), with the same headers (`security_headers`).
+encoded as Litestar encodes it (msgspec), with the same headers: the path sits inside
+`Litestar.__call__`, whose `before_send` hooks (`security_headers`) wrap its `send` as they
+wrap the routes'.
 `tests/api/test_hot_path.py` holds the two paths to the same bytes.
 """
 
@@ -31,7 +33,7 @@ from sqlalchemy.orm import Session
 
 from api.domain.tokens.service import Authenticator, Principal, Role
 from api.http import idempotency
-from api.http.hardening import body_refusal, read_body, replay_body, security_headers
+from api.http.hardening import body_refusal, read_body, replay_body
 from api.http.idempotency import Answer, Idempotency, problem_answer
 from api.http.problems import problem_of
 from api.http.schemas import MAX_ID, PRINTABLE, RequestBody, ResponseBody
@@ -101,13 +103,17 @@ def hot_path(app: ASGIApp, commands: Sequence[HotCommand], state: State) -> ASGI
             answer = await runner.execute(
                 request.principal,
                 key,
-                idempotency.fingerprint("POST", scope["path"], payload),
+                # The path as Litestar's `request.url.path` spells it, so that a retry
+                # served by either path is the same request.
+                idempotency.fingerprint(
+                    "POST", scope.get("root_path", "") + scope["path"], payload
+                ),
                 command.operation(request),
                 status_code=command.status_code,
             )
         except Exception as error:  # as the framework's exception handlers answer it
             answer = problem_answer(problem_of(error))
-        await _send(answer, scope, send)
+        await _send(answer, send)
 
     return serve
 
@@ -164,7 +170,7 @@ def _single_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[bytes, bytes] | 
     return headers
 
 
-async def _send(answer: Answer, scope: Scope, send: Send) -> None:
+async def _send(answer: Answer, send: Send) -> None:
     body = msgspec.json.encode(answer.body)
     start: HTTPResponseStartEvent = {
         "type": "http.response.start",
@@ -178,6 +184,5 @@ async def _send(answer: Answer, scope: Scope, send: Send) -> None:
             (b"content-length", str(len(body)).encode()),
         ],
     }
-    await security_headers(start, scope)
     await send(start)
     await send({"type": "http.response.body", "body": body, "more_body": False})

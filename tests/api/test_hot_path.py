@@ -28,22 +28,48 @@ def _exchange(response: httpx.Response) -> Exchange:
     return response.status_code, headers, response.content
 
 
+class Recording:
+    """The framework's side, noting the paths of the POSTs that reach it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.posted: list[str] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") == "POST":
+            self.posted.append(scope["path"])
+        await self.app(scope, receive, send)
+
+
+def with_recorded_framework(app: Litestar) -> Recording:
+    """Puts the hot path in front of `app` (made without it) and returns the framework's
+    side, which notes the POSTs that reach it."""
+    framework = Recording(app.asgi_handler)
+    app.asgi_handler = hot_path(framework, HOT_COMMANDS, app.state)
+    return framework
+
+
 class Twins:
     """The same requests sent to two apps on two databases that started out the same: one
     with the hot path, one without."""
 
-    def __init__(self, hot: TestClient[Litestar], framework: TestClient[Litestar]) -> None:
+    def __init__(
+        self, hot: TestClient[Litestar], passed_on: Recording, framework: TestClient[Litestar]
+    ) -> None:
         self.hot = hot
+        self.passed_on = passed_on
         self.framework = framework
         self._keys = 0
 
     def post(self, token: str, path: str, body: Any, *, key: str | None = None) -> Any:
-        """Both answers, which must be the same bytes; the JSON of the hot path's."""
+        """Both answers, which must be the same bytes, the first served by the hot path;
+        the JSON of the hot path's."""
         if key is None:
             self._keys += 1
             key = f"twin-{self._keys}"
         headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": key}
         hot = self.hot.post(path, json=body, headers=headers)
+        assert self.passed_on.posted == [], "the hot path passed the request on"
         framework = self.framework.post(path, json=body, headers=headers)
         assert _exchange(hot) == _exchange(framework)
         return hot.json()
@@ -70,15 +96,20 @@ def twins(
     settings: Settings, set_up: tuple[str, str, int], clone_database: Callable[[], str]
 ) -> Iterator[Twins]:
     framework_url = clone_database()
+    # Tokens stay in the authenticators' memory for the whole test, and their clock is the
+    # real one: the look-up runs in a worker thread, the check on the event loop.
+    remembered = {"token_cache_seconds": 3600, "hot_path": False}
+    hot_app = create_app(settings.model_copy(update=remembered))
+    passed_on = with_recorded_framework(hot_app)
+    framework_app = create_app(Settings(database_url=framework_url, **remembered))
     with (
-        freeze_time(MOMENT),
-        TestClient(app=create_app(settings)) as hot,
-        TestClient(
-            app=create_app(Settings(database_url=framework_url, hot_path=False))
-        ) as framework,
+        freeze_time(MOMENT, ignore=["api.domain.tokens"]),
+        TestClient(app=hot_app) as hot,
+        TestClient(app=framework_app) as framework,
     ):
-        twins = Twins(hot, framework)
+        twins = Twins(hot, passed_on, framework)
         twins.warm(*set_up[:2])
+        passed_on.posted.clear()
         yield twins
 
 
@@ -149,25 +180,11 @@ def test_the_cashier_is_answered_as_the_framework_answers_it(
 # Which requests take it -------------------------------------------------------------------
 
 
-class Recording:
-    """The framework's side, noting the paths of the POSTs that reach it."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self.posted: list[str] = []
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope.get("method") == "POST":
-            self.posted.append(scope["path"])
-        await self.app(scope, receive, send)
-
-
 @pytest.fixture
 def recording(settings: Settings) -> Iterator[tuple[Recording, TestClient[Litestar]]]:
     cors = ("https://front.example",)
     app = create_app(settings.model_copy(update={"hot_path": False, "cors_allowed_origins": cors}))
-    framework = Recording(app.asgi_handler)
-    app.asgi_handler = hot_path(framework, HOT_COMMANDS, app.state)
+    framework = with_recorded_framework(app)
     with TestClient(app=app) as client:
         yield framework, client
 
@@ -244,3 +261,24 @@ def test_a_caller_of_another_role_goes_to_the_framework(
     refused = operator.post("/v1/hands", {"table_id": standard_table_id(operator), "bet": 100})
     assert refused.status_code == 403
     assert framework.posted == ["/v1/hands"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/v1/hands/", id="trailing-slash"),
+        pytest.param("/v1/hands/01/decision", id="leading-zero"),
+        pytest.param("/v1/hands/99999999999999999999/decision", id="beyond-64-bits"),
+        pytest.param("/v1/cashier/deposits/", id="cashier-trailing-slash"),
+    ],
+)
+def test_a_path_spelled_otherwise_goes_to_the_framework(
+    recording: tuple[Recording, TestClient[Litestar]],
+    known_player: tuple[Caller, int],
+    path: str,
+) -> None:
+    framework, _ = recording
+    player, table_id = known_player
+    framework.posted.clear()
+    player.post(path, {"action": "war"} if "decision" in path else {"table_id": table_id, "bet": 1})
+    assert framework.posted == [path]
