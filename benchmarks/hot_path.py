@@ -1,10 +1,11 @@
 """The hot path against the framework, in one run: `python -m benchmarks.hot_path`.
 
 Two `casino-war serve` processes, each on a fresh database of the same kind, one with
-`CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, and the do-nothing endpoint,
-are loaded in turn, round after round, by the same closed loop as the main benchmark
-(`benchmarks.http_load`): the server's CPU per hand of each, and their ratio, measured
-minutes apart on the same host, so the host's other tenants weigh on both alike.
+`CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint and,
+on SQLite, the prototype of `benchmarks.lean_hand`, are loaded in turn, round after round,
+by the same closed loop as the main benchmark (`benchmarks.http_load`): the server's CPU
+per hand of each, and their ratios, measured minutes apart on the same host, so the host's
+other tenants weigh on all of them alike.
 """
 
 import argparse
@@ -16,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
 
-from benchmarks import cpu, http_load, scratch, servers
+from benchmarks import cpu, http_load, lean_hand, scratch, servers
 from benchmarks.plan import FULL, Plan
 from benchmarks.scratch import DEFAULT_POSTGRES_URL
 
@@ -35,19 +36,29 @@ def _launched(stack: ExitStack, database_url: str, workers: int, hot: str) -> se
     return server
 
 
+def _prototype(stack: ExitStack, plan: Plan) -> tuple[http_load.Service, servers.Server]:
+    """`benchmarks.lean_hand` on a database the service set up for it (SQLite only)."""
+    url = stack.enter_context(scratch.scratch_database("sqlite", None, "prototype"))
+    service = lean_hand.prepared(url, plan)
+    server = stack.enter_context(lean_hand.serving(url))
+    return replace(service, base_url=server.base_url), server
+
+
 def measure(
     database: str, postgres: scratch.PostgresServer | None, plan: Plan, rounds: int
 ) -> dict[str, Any]:
     """Server CPU per hand (ms) of each variant and per do-nothing request, every round."""
     clients = plan.history_clients
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
-    per_round: dict[str, list[float | None]] = {name: [] for name in (*_VARIANTS, "noop")}
     with ExitStack() as stack:
         services = {}
         for name, hot in _VARIANTS.items():
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
             server = _launched(stack, url, workers, hot)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
+        if database == "sqlite":
+            services["prototype"] = _prototype(stack, plan)
+        per_round: dict[str, list[float | None]] = {name: [] for name in (*services, "noop")}
         noop = stack.enter_context(servers.noop(workers))
         noop.wait_ready()
         for _ in range(rounds):
@@ -69,6 +80,7 @@ def measure(
         "hot_path_vs_framework": _ratio(medians["hot_path"], medians["framework"]),
         "hot_path_vs_noop": _ratio(medians["hot_path"], medians["noop"]),
         "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
+        "prototype_vs_noop": _ratio(medians.get("prototype"), medians["noop"]),
     }
 
 

@@ -8,8 +8,9 @@ The server's CPU per hand moves by a third from one minute to the next on this s
 units: the difference of the two counts over the difference in units is what one more unit
 costs the server, its start-up, migrations and the players' set-up cancelling out
 (`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
-without it (`CASINO_WAR_HOT_PATH=false`), and the do-nothing endpoint; SQLite, one process
-(PostgreSQL's own work would not be counted: it runs in its server).
+without it (`CASINO_WAR_HOT_PATH=false`), the prototype of `benchmarks.lean_hand` (on a
+database the service set up for it, outside the count), and the do-nothing endpoint;
+SQLite, one process (PostgreSQL's own work would not be counted: it runs in its server).
 
 Under valgrind a server runs about fifty times slower, so it runs with
 `CASINO_WAR_TOKEN_CACHE_SECONDS=3600`: with the default second, the token a client sends
@@ -36,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks import http_load, servers
+from benchmarks import http_load, lean_hand, servers
 from benchmarks.instructions import per_unit
 from benchmarks.plan import QUICK
 
@@ -46,6 +47,7 @@ _COLLECTED = re.compile(rb"Collected : (\d+)")
 _VARIANTS = {
     "hot_path": ("hands", {"CASINO_WAR_HOT_PATH": "true"}),
     "framework": ("hands", {"CASINO_WAR_HOT_PATH": "false"}),
+    "prototype": ("prototype", {}),
     "noop": ("noop", {}),
 }
 
@@ -80,13 +82,21 @@ def _wait_ready(base_url: str, process: "subprocess.Popen[bytes]") -> None:
     raise RuntimeError(f"the server was not ready in {READY_SECONDS:.0f} s under valgrind")
 
 
+_MODULES = {
+    "noop": ("benchmarks.noop_app",),
+    "prototype": ("benchmarks.lean_hand",),
+    "hands": ("api.cli", "serve"),
+}
+_PLAN = replace(QUICK, clients=(CLIENTS,))
+
+
 def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
     """(units settled, instructions) of one server run under callgrind."""
     port = servers.free_port()
     base_url = f"http://127.0.0.1:{port}"
-    python = sys.executable
     with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
         url = f"sqlite:///{Path(directory) / 'bench.db'}"
+        service = lean_hand.prepared(url, _PLAN) if kind == "prototype" else None
         env = {
             **os.environ,
             **env,
@@ -94,10 +104,7 @@ def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
             "CASINO_WAR_DATABASE_URL": url,
             "CASINO_WAR_TOKEN_CACHE_SECONDS": "3600",
         }
-        if kind == "noop":
-            command = [python, "-m", "benchmarks.noop_app", "--port", str(port)]
-        else:
-            command = [python, "-m", "api.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", *_MODULES[kind], "--port", str(port)]
         log = Path(directory) / "valgrind.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
@@ -110,7 +117,7 @@ def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
             )
             try:
                 _wait_ready(base_url, process)
-                settled = _load(kind, base_url, url, units)
+                settled = _load(kind, base_url, url, units, service)
             finally:
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=READY_SECONDS)
@@ -120,13 +127,14 @@ def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
         return settled, int(found.group(1))
 
 
-def _load(kind: str, base_url: str, database_url: str, units: int) -> int:
+def _load(
+    kind: str, base_url: str, database_url: str, units: int, service: http_load.Service | None
+) -> int:
     if kind == "noop":
         return asyncio.run(_drive(base_url, [None] * CLIENTS, http_load.noop_step, units))
-    plan = replace(QUICK, clients=(CLIENTS,))
-    service = http_load.set_up(base_url, database_url, plan)
+    service = service or http_load.set_up(base_url, database_url, _PLAN)
     tokens = [player.token for player in service.players]
-    step = http_load.hand_step(service.table_id, plan.bet)
+    step = http_load.hand_step(service.table_id, _PLAN.bet)
     return asyncio.run(_drive(base_url, tokens, step, units))
 
 
@@ -145,6 +153,7 @@ def measure(small: int, large: int) -> dict[str, Any]:
         "servers": results,
         "hot_path_vs_noop": round(per["hot_path"] / per["noop"], 3),
         "framework_vs_noop": round(per["framework"] / per["noop"], 3),
+        "prototype_vs_noop": round(per["prototype"] / per["noop"], 3),
         "hot_path_vs_framework": round(per["hot_path"] / per["framework"], 3),
     }
 

@@ -169,7 +169,7 @@ class Idempotency:
         lock = advisory_lock_key(caller, key)
         if driver.is_postgresql and not driver.scalar(_LOCK_KEY, {"lock": lock}):
             raise _in_flight()
-        row = driver.first(_RECORD_BY_KEY, {"caller": caller, "key": key})
+        row = driver.first(RECORD_BY_KEY, {"caller": caller, "key": key})
         return None if row is None else _Stored(row[0], row[1], json.loads(row[2]))
 
 
@@ -194,13 +194,13 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
 # Every state-changing request runs these, on the driver: the key's lock (PostgreSQL), its
 # record looked up, the answer recorded.
 _LOCK_KEY = Sql.of("SELECT pg_try_advisory_xact_lock(:lock)")
-_RECORD_BY_KEY = Sql.of(
+RECORD_BY_KEY = Sql.of(
     """
     SELECT request_hash, response_status, CAST(response_body AS TEXT)
     FROM idempotency_records WHERE caller = :caller AND "key" = :key
     """
 )
-_INSERT_RECORD = Sql.of(
+INSERT_RECORD = Sql.of(
     """
     INSERT INTO idempotency_records
         (caller, "key", request_hash, response_status, response_body, created_at)
@@ -219,7 +219,7 @@ def _record(
 ) -> None:
     driver = driver_of(session)
     driver.execute(
-        _INSERT_RECORD,
+        INSERT_RECORD,
         {
             "caller": principal.caller,
             "key": key,

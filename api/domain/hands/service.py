@@ -7,6 +7,7 @@ deciding run their statements on the driver (`store`, `ledger.fresh`): one read 
 locks and checks, then one statement per kind of write.
 """
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -33,7 +34,7 @@ from casino.version import ENGINE_VERSION, rules_hash
 from ledger.batch import INT64_MAX
 from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
-from ledger.fresh import read_balance
+from ledger.fresh import AccountRow, read_balance
 
 DEFAULT_POLICY = ProtectionPolicy()
 NEW_HAND = 0  # the id of a hand not yet inserted: the database gives it its own
@@ -125,8 +126,24 @@ def open_hand(
         raise LimitExceeded(accounts.wallet.code)
 
     rows = known.accounts.opening(session, driver, accounts.specs())
-    created_at = datetime.now(UTC)
     placing = HandRef(NEW_HAND, player_id, table_id, actor_token_id)
+    hand_id, record = write_new_hand(driver, placing, found, rules, hand, accounts, rows)
+    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, None)
+    return _details(hand_id, record, hand, fairness, decided_by=None)
+
+
+def write_new_hand(
+    driver: Driver,
+    placing: HandRef,
+    found: store.Opening,
+    rules: TableRules,
+    hand: Hand,
+    accounts: HandAccounts,
+    rows: Mapping[str, AccountRow],
+) -> tuple[int, dict[str, Any]]:
+    """A dealt hand's writes, once every refusal is behind it: its row, the pair's nonce,
+    and its stake (and settlement, when the deal settles it) on the ledger."""
+    created_at = datetime.now(UTC)
     record = _new_record(placing, found, rules, hand, created_at)
     hand_id = store.insert_hand(driver, record)
     store.advance_nonce(driver, found.pair_id)
@@ -135,8 +152,7 @@ def open_hand(
     if hand.status is HandStatus.SETTLED:
         steps.append(postings.settlement(ref, hand, accounts))
     postings.post(driver, accounts, rows, steps, posted_at=created_at)
-    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, None)
-    return _details(hand_id, record, hand, fairness, decided_by=None)
+    return hand_id, record
 
 
 def decide_hand(
@@ -168,10 +184,26 @@ def decide_hand(
     steps = [postings.settlement(ref, hand, accounts, decided_by)]
     if action is Action.WAR:
         steps.insert(0, postings.raise_for_war(ref, hand, accounts))
-    settled = _settled_fields(hand, wallet - hand.raise_amount)
-    postings.post(driver, accounts, rows, steps, posted_at=settled["settled_at"])
+    decided = decided_record(hand, action, decided_by, actor_token_id, wallet)
+    postings.post(driver, accounts, rows, steps, posted_at=decided["settled_at"])
+    store.settle_hand(driver, hand_id, decided)
+    seed = found.server_seed if found.revealed else None
+    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, seed)
+    record = {**_recorded(found), **decided}
+    return _details(hand_id, record, hand, fairness, decided_by=decided_by)
+
+
+def decided_record(
+    hand: Hand,
+    action: Action,
+    decided_by: DecidedBy,
+    actor_token_id: int | None,
+    wallet_before_raise: int,
+) -> dict[str, Any]:
+    """The columns a decision fills in; refuses a win the wallet could not hold, before
+    anything is written."""
     war = hand.war
-    decided: dict[str, Any] = {
+    return {
         "decision": action.value,
         "decided_by": decided_by,
         "decided_by_token": actor_token_id,
@@ -181,13 +213,8 @@ def decide_hand(
         "war_player_card": war.player_card if war else None,
         "war_dealer_card": war.dealer_card if war else None,
         "status": hand.status.value,
-        **settled,
+        **_settled_fields(hand, wallet_before_raise - hand.raise_amount),
     }
-    store.settle_hand(driver, hand_id, decided)
-    seed = found.server_seed if found.revealed else None
-    fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, seed)
-    record = {**_recorded(found), **decided}
-    return _details(hand_id, record, hand, fairness, decided_by=decided_by)
 
 
 def _deciding(driver: Driver, hand_id: int, player_id: int | None) -> store.Deciding:

@@ -1,0 +1,48 @@
+"""The prototype of `benchmarks.lean_hand` measures the hand path only if it does the hand's
+work: on a database the service set up, it places hands and decides ties itself, and every
+hand passes `casino-war audit`, which replays each from its seeds and holds the ledger to
+it."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from benchmarks import http_load, servers
+from benchmarks.lean_hand import prepared, serving
+from benchmarks.plan import TINY
+
+
+def _hands_and_wars(database: Path) -> tuple[int, int]:
+    with sqlite3.connect(database) as connection:
+        row = connection.execute(
+            "SELECT COUNT(*), COUNT(*) FILTER (WHERE decision = 'war') FROM hands"
+        ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def test_the_prototype_plays_hands_and_wars_that_pass_the_audit(tmp_path: Path) -> None:
+    database = tmp_path / "prototype.db"
+    url = f"sqlite:///{database}"
+    service = prepared(url, TINY)
+    hands_before, wars_before = _hands_and_wars(database)
+    with serving(url) as server:
+        point = http_load.hands_point(
+            replace(service, base_url=server.base_url), replace(TINY, duration_seconds=3.0), 2
+        )
+    hands_after, wars_after = _hands_and_wars(database)
+    assert point["errors"] == 0, point["first_error"]
+    assert hands_after - hands_before >= point["hands_per_second"] * 3.0 * 0.9
+    assert wars_after > wars_before
+    audit = subprocess.run(
+        [sys.executable, "-m", "api.cli", "audit"],
+        env={**os.environ, "CASINO_WAR_DATABASE_URL": url},
+        cwd=servers.ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "audit: clean" in audit.stdout
