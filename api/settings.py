@@ -3,7 +3,7 @@
 from datetime import timedelta
 from functools import cache
 from typing import Literal
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -63,7 +63,11 @@ class Settings(BaseSettings):
     @field_validator("gaming_day_timezone")
     @classmethod
     def _known_time_zone(cls, value: str) -> str:
-        ZoneInfo(value)  # raises for an unknown zone, at start-up rather than mid-report
+        try:
+            ZoneInfo(value)  # at start-up rather than mid-report
+        except (ZoneInfoNotFoundError, ValueError, OSError) as unknown:
+            # A KeyError, or an OSError for a folder of zones: pydantic reports neither.
+            raise ValueError("must be an IANA time zone such as Europe/Malta") from unknown
         return value
 
     @property

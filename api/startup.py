@@ -6,11 +6,13 @@ it when it is wanted. Anything not recognised here is a bug and keeps its traceb
 """
 
 import errno
+import re
 import sys
 from typing import NoReturn
 
 from litestar import Litestar
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
@@ -21,26 +23,53 @@ def one_line(error: BaseException) -> str | None:
     """The sentence for a known configuration or connection error, else None."""
     if isinstance(error, ValidationError):
         return _settings(error)
+    if isinstance(error, SettingsError):
+        return _unparsed_setting(error)
     if isinstance(error, OSError) and error.errno == errno.EADDRINUSE:
         return "the address is already in use: stop what listens there, or pass --port"
+    if isinstance(error, OSError) and error.errno == errno.EADDRNOTAVAIL:
+        return "the address is not one of this machine's: pass --host with a local address"
     if isinstance(error, NoSuchModuleError | ArgumentError):
         return (
             f"{ENV_PREFIX}DATABASE_URL is not a database this service runs on: use "
             "sqlite:///PATH or postgresql://USER@HOST/DATABASE"
         )
-    if isinstance(error, DBAPIError) and error.connection_invalidated is not None:
+    if isinstance(error, DBAPIError):
         first = str(error.orig).strip().splitlines()[0] if error.orig else str(error)
-        if "connect" in first.lower() or "refused" in first.lower() or "timeout" in first.lower():
+        if "unable to open database file" in first:
+            return (
+                f"cannot open the SQLite database ({first}): does its folder exist, and may "
+                "this user write there?"
+            )
+        if any(sign in first.lower() for sign in _UNREACHABLE):
             return f"cannot reach the database ({first}): is it running, and is the URL right?"
     return None
+
+
+# What drivers say when the database cannot be reached (psycopg, and SQLite's busy wait).
+_UNREACHABLE = ("connect", "refused", "timeout", "resolve", "host name", "timed out")
 
 
 def _settings(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         name = ENV_PREFIX + "_".join(str(part) for part in item["loc"]).upper()
-        problems.append(f"{name}: {item['msg']} (got {item.get('input')!r})")
+        given = item.get("input")
+        if name == f"{ENV_PREFIX}DATABASE_URL" and isinstance(given, str):
+            given = shown_url(given)  # never a password on the screen or in a log
+        problems.append(f"{name}: {item['msg']} (got {given!r})")
     return "invalid setting " + "; ".join(problems)
+
+
+def _unparsed_setting(error: SettingsError) -> str:
+    """pydantic-settings names the field; the operator sets the variable. The settings it
+    cannot parse at all are the structured ones (lists), which are JSON."""
+    field = _FIELD.search(str(error))
+    name = ENV_PREFIX + field.group(1).upper() if field else "a setting"
+    return f'invalid setting {name}: it must be JSON, e.g. ["https://a.example"]'
+
+
+_FIELD = re.compile(r'field "(\w+)"')
 
 
 def shown_url(url: str) -> str:

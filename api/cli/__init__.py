@@ -71,7 +71,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     parser, _ = _build(_chosen_modules(arguments))
     try:
-        args = parser.parse_args(arguments)
+        args, unknown = parser.parse_known_args(arguments)
+        if unknown:  # refused with the usage of the command that was run, not the top's
+            command = getattr(args, "usage_parser", None) or parser
+            command.error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exit_:  # argparse exits on --help (0) and on bad usage (2)
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     handler = cast(Handler, args.handler)

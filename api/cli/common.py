@@ -119,6 +119,11 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """`1 hand`, `30,000 hands`: counts read as the numbers beside them do."""
+    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
+
+
 def print_json(document: Any) -> None:
     """The one JSON document a `--json` command prints on stdout."""
     sys.stdout.write(json.dumps(document, indent=2) + "\n")

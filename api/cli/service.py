@@ -5,7 +5,7 @@ import os
 from datetime import timedelta
 
 import migrations
-from api.cli.common import EXIT_OK, Subparsers, examples, positive_int, print_json
+from api.cli.common import EXIT_OK, Subparsers, counted, examples, positive_int, print_json
 from api.db.database import Database
 from api.domain.tables.service import ensure_standard_table
 from api.domain.tokens.lifecycle import TokenFilters, issue_recorded, list_tokens, revoke
@@ -32,7 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
     prepare_database().dispose()
     os.environ["CASINO_WAR_WORKERS"] = str(args.workers)  # read by every worker's settings
     settings = get_settings()
-    workers = "1 worker" if args.workers == 1 else f"{args.workers} workers"
+    workers = counted(args.workers, "worker")
     announce = (
         f"casino-war {SOFTWARE_VERSION} serving http://{args.host}:{args.port} ({workers}, "
         f"database {shown_url(settings.database_url)}, "

@@ -17,6 +17,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from sqlalchemy.engine import make_url
 
+from api.version import SOFTWARE_VERSION
 from tests.api.conftest import free_port
 
 CLI = [sys.executable, "-m", "api.cli"]
@@ -71,6 +72,7 @@ def test_serve_announces_its_url_database_workers_and_version_hiding_the_passwor
     (line,) = [line for line in stderr.splitlines() if line.startswith("casino-war ")]
     assert f"serving http://127.0.0.1:{served.port}" in line and "1 worker" in line
     assert "database " in line and "s3cret-pw" not in stderr
+    assert line.startswith(f"casino-war {SOFTWARE_VERSION} serving ")
 
 
 def test_every_request_is_one_access_log_line_with_its_request_id(served: Served) -> None:
@@ -116,8 +118,22 @@ def _run(
         ({"CASINO_WAR_GAMING_DAY_START_HOUR": "25"}, "CASINO_WAR_GAMING_DAY_START_HOUR"),
         ({"CASINO_WAR_DATABASE_URL": "mysql://u@localhost/casino"}, "sqlite:///PATH"),
         ({"CASINO_WAR_DATABASE_URL": "postgresql://u@127.0.0.1:1/casino"}, "cannot reach"),
+        ({"CASINO_WAR_DATABASE_URL": "postgresql://u@nosuchhost.invalid/db"}, "cannot reach"),
+        ({"CASINO_WAR_DATABASE_URL": "sqlite:////nonexistent/dir/x.db"}, "cannot open"),
+        ({"CASINO_WAR_GAMING_DAY_TIMEZONE": "Mars/Base"}, "CASINO_WAR_GAMING_DAY_TIMEZONE"),
+        ({"CASINO_WAR_CORS_ALLOWED_ORIGINS": "not json"}, "CASINO_WAR_CORS_ALLOWED_ORIGINS"),
+        ({"CASINO_WAR_GAMING_DAY_TIMEZONE": "America"}, "CASINO_WAR_GAMING_DAY_TIMEZONE"),
     ],
-    ids=["bad-hour", "mysql-url", "unreachable-postgresql"],
+    ids=[
+        "bad-hour",
+        "mysql-url",
+        "unreachable-postgresql",
+        "unknown-postgresql-host",
+        "sqlite-folder-missing",
+        "unknown-time-zone",
+        "list-setting-not-json",
+        "a-folder-of-time-zones",
+    ],
 )
 def test_a_configuration_error_is_one_line_and_exit_2(
     setting: dict[str, str], says: str, tmp_path: Path
@@ -130,6 +146,13 @@ def test_a_configuration_error_is_one_line_and_exit_2(
     assert "Traceback" in debug.stderr
 
 
+def test_a_refused_database_url_is_shown_without_its_password(tmp_path: Path) -> None:
+    setting = {"CASINO_WAR_DATABASE_URL": "mysql://casino:s3cret-pw@db/casino"}
+    result = _run(*CLI, "db", "upgrade", env=setting, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "s3cret-pw" not in result.stderr and "casino:***@db" in result.stderr
+
+
 def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -140,10 +163,25 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "already in use" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_host_not_of_this_machine_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = _run(*CLI, "serve", "--host", "203.0.113.7", "--port", "8765", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "not one of this machine's" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_uvicorn_on_a_database_not_yet_migrated_says_what_to_run(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'fresh.db'}"
     env = {"CASINO_WAR_DATABASE_URL": url}
     refused = _run(sys.executable, "-m", "uvicorn", "api.asgi:app", "--port", "1", env=env)
+    assert refused.returncode == 2
+    assert "casino-war db upgrade" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_litestar_run_on_a_database_not_yet_migrated_says_what_to_run(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    env = {"CASINO_WAR_DATABASE_URL": url}
+    litestar = Path(sys.executable).parent / "litestar"
+    refused = _run(str(litestar), "--app", "api.asgi:app", "run", "--port", "1", env=env)
     assert refused.returncode == 2
     assert "casino-war db upgrade" in refused.stderr and "Traceback" not in refused.stderr
 

@@ -80,6 +80,17 @@ def test_a_nested_command_is_found_after_its_parent(capsys: pytest.CaptureFixtur
     assert "--group-by" in capsys.readouterr().out
 
 
+def test_the_payout_report_help_gives_its_date_format(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", "payouts", "--help"]) == 0
+    assert "first gaming day, YYYY-MM-DD" in capsys.readouterr().out
+
+
+def test_help_prints_a_percent_sign_once(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "95% confidence" in out and "%%" not in out
+
+
 def test_no_command_is_bad_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "the following arguments are required: COMMAND" in capsys.readouterr().err
@@ -92,6 +103,15 @@ def test_unknown_command_is_bad_usage_listing_the_commands(
     err = capsys.readouterr().err
     assert "invalid choice: 'dance'" in err
     assert all(repr(command.name) in err for command in COMMANDS)
+
+
+def test_an_unknown_option_is_refused_with_its_commands_usage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["simulate", "--hands", "5", "--seed", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: casino-war simulate ")
+    assert "casino-war simulate: error: unrecognized arguments: --seed x" in err
 
 
 def _leaves(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

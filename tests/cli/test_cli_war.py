@@ -104,3 +104,9 @@ def test_verify_names_the_first_turn_that_differs(
     path = _published(tmp_path, tamper=True)
     status, verdict, _ = _json_run(capsys, "war", "verify", "--game", str(path))
     assert status == 1 and verdict["first_difference"] == 11
+
+
+def test_simulate_counts_one_game_in_the_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["war", "simulate", "--variant", "classic", "--games", "1"])
+    assert status == 0
+    assert "classic: 1 game, 2 players" in capsys.readouterr().out

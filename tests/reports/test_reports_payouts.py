@@ -320,8 +320,11 @@ def test_cli_report_in_every_format(
     assert main([*args, "--format", "csv"]) == 0
     table = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
     assert table[0].startswith("day,currency,hands,handle")
+    monkeypatch.setenv("COLUMNS", "80")
     assert main(args) == 0
-    assert "TOTAL" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "TOTAL" in text
+    assert max(len(line) for line in text.splitlines()) <= 80  # an 80-column terminal
     assert main(["report", "payouts", "--from", "2026-06-11", "--to", "2026-06-10"]) == 2
     assert main(["report", "payouts", "--from", "2026-06-10", "--to", "9999-12-31"]) == 2
     assert main(["audit", "--to", "9999-12-31"]) == 2

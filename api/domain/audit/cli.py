@@ -34,6 +34,7 @@ from api.cli.common import (
     EXIT_PROBLEM,
     Subparsers,
     UsageError,
+    counted,
     examples,
     iso_day,
     positive_int,
@@ -181,9 +182,9 @@ def _print_events(events: EventsCheck) -> None:
     out = sys.stdout.write
     out("events\n")
     if events.ok:
-        out(f"  {_count(events.events, 'event')} in an unbroken hash chain\n")
+        out(f"  {counted(events.events, 'event')} in an unbroken hash chain\n")
         return
-    out(f"  {_count(events.events, 'event')}, {_count(len(events.problems), 'problem')}\n")
+    out(f"  {counted(events.events, 'event')}, {counted(len(events.problems), 'problem')}\n")
     for problem in events.problems:
         out(f"  event {problem.seq}: {problem.problem}\n")
 
@@ -201,16 +202,11 @@ def _print_summary(result: PeriodAudit, events: EventsCheck) -> None:
     out(f"audit: {'clean' if result.ok and events.ok else 'DISCREPANCIES FOUND'}\n")
 
 
-def _count(number: int, noun: str, plural: str | None = None) -> str:
-    """`1 hand`, `30,000 hands`: counts read as the numbers beside them do."""
-    return f"{number:,} {noun if number == 1 else plural or noun + 's'}"
-
-
 def _print_hands(result: PeriodAudit) -> None:
     hands = result.hands
     out = sys.stdout.write
     out(
-        f"  {_count(hands.hands_checked, 'hand')} replayed ({hands.settled:,} settled, "
+        f"  {counted(hands.hands_checked, 'hand')} replayed ({hands.settled:,} settled, "
         f"{hands.awaiting_decision:,} awaiting a decision) in {hands.seconds:.2f} s "
         f"({hands.hands_per_second:,.0f} hands/s, {_processes(hands.jobs)}): "
         f"{hands.mismatched:,} mismatched\n"
@@ -229,9 +225,9 @@ def _print_ledger(result: PeriodAudit) -> None:
     out = sys.stdout.write
     out("ledger\n")
     out(
-        f"  {_count(ledger.hash_chain.transactions_checked, 'transaction')}, "
-        f"{_count(ledger.trial_balance.entries_checked, 'entry', 'entries')}, "
-        f"{_count(ledger.stored_balances.accounts_checked, 'account')}\n"
+        f"  {counted(ledger.hash_chain.transactions_checked, 'transaction')}, "
+        f"{counted(ledger.trial_balance.entries_checked, 'entry', 'entries')}, "
+        f"{counted(ledger.stored_balances.accounts_checked, 'account')}\n"
     )
     sections: tuple[tuple[str, bool, Sequence[LedgerProblem | CasinoProblem]], ...] = (
         ("hash chain", ledger.hash_chain.ok, ledger.hash_chain.problems),
@@ -254,7 +250,7 @@ def _print_ledger(result: PeriodAudit) -> None:
     for held in ledger.held_for_unsettled_hands.by_currency:
         out(
             f"  held {held.currency}: {held.held:,} for "
-            f"{_count(held.unsettled_hands, 'unsettled hand')} staking {held.unsettled_stakes:,}\n"
+            f"{counted(held.unsettled_hands, 'unsettled hand')} staking {held.unsettled_stakes:,}\n"
         )
     out("  chain heads (file them outside the database; the next audit must still contain them):\n")
     for head in ledger.hash_chain.heads:

@@ -9,7 +9,7 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from api.cli.common import EXIT_OK, Subparsers, examples, print_json
+from api.cli.common import EXIT_OK, Subparsers, counted, examples, print_json
 from api.db.database import Database
 from api.domain.hands.schemas import UnfinishedHandView
 from api.domain.hands.unfinished import resolve_abandoned, unfinished_hands
@@ -59,7 +59,9 @@ def _unfinished(args: argparse.Namespace) -> int:
         )
         return EXIT_OK
     out = sys.stdout.write
-    out(f"{len(items)} hands await a decision (timeout {settings.decision_timeout_seconds} s)\n")
+    verb = "awaits" if len(items) == 1 else "await"
+    timeout = settings.decision_timeout_seconds
+    out(f"{counted(len(items), 'hand')} {verb} a decision (timeout {timeout} s)\n")
     for item in items:
         flag = "OVERDUE " if item.overdue else ""
         out(

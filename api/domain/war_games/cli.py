@@ -18,6 +18,7 @@ from api.cli.common import (
     EXIT_PROBLEM,
     Subparsers,
     UsageError,
+    counted,
     examples,
     positive_int,
     print_json,
@@ -131,7 +132,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.json:
         print_json(document)
         return EXIT_OK
-    table = Table(title=f"{args.variant}: {run.games:,} games, {rules.players} players")
+    table = Table(title=f"{args.variant}: {counted(run.games, 'game')}, {rules.players} players")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for label, value in _simulation_rows(run, seconds):
@@ -276,5 +277,5 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"War games replayed: {len(audits)}, turns: {sum(a.turns for a in audits)}")
         for a in failed:
             print(f"game {a.game_id}: turn {a.first_difference} differs from the replay")
-        print("every game matches" if not failed else f"{len(failed)} game(s) DIFFER")
+        print("every game matches" if not failed else f"{counted(len(failed), 'game')} DIFFER")
     return EXIT_PROBLEM if failed else EXIT_OK
