@@ -48,6 +48,7 @@ def test_an_auditor_replays_a_hand_and_checks_the_ledger(
         page.type("token-input", server.token(Role.AUDITOR))
         page.click("sign-in")
         page.wait("return !document.getElementById('desk').hidden")
+        assert page.fits_its_width()  # usable at 375 px
         page.type("hand-id", str(hand_id))
         page.click("replay")
         verdict = page.wait(

@@ -31,6 +31,7 @@ def test_an_operator_registers_a_player_opens_a_table_and_reads_the_chart(
         page.type("token-input", server.token(Role.OPERATOR))
         page.click("sign-in")
         page.wait("return !document.getElementById('office').hidden")
+        assert page.fits_its_width()  # usable at 375 px
         page.type("player-name", "Grace")
         page.click("create-player")
         registered = _notice(page)

@@ -44,6 +44,7 @@ def test_a_player_plays_to_a_war_and_verifies_the_hand(server: LiveServer, tmp_p
         page.type("token-input", token)
         page.click("sign-in")
         page.wait("return !document.getElementById('table').hidden")  # signed in, all shown
+        assert page.fits_its_width()  # usable at 375 px
         assert page.text("balance") == "1000000 USD"
         commitment = page.text("server-seed-hash")
         for _ in range(300):
@@ -60,6 +61,15 @@ def test_a_player_plays_to_a_war_and_verifies_the_hand(server: LiveServer, tmp_p
             "return o.startsWith('war_') ? o : null"
         )
         net = page.text("net")
+        page.wait(
+            "return document.querySelector('[data-testid=recall]')?.textContent"
+            ".includes('by the player')"
+        )
+        page.script("document.querySelector('[data-testid=recall] summary').click()")
+        recalled = page.script(
+            "const r = document.querySelector('[data-testid=recall]'); return r.open && r.innerText"
+        )
+        assert "balance after" in recalled and "war (by the player)" in recalled
         screenshots.mkdir(exist_ok=True)
         (screenshots / "play.png").write_bytes(page.screenshot())
         page.click("rotate-seeds")
@@ -69,6 +79,7 @@ def test_a_player_plays_to_a_war_and_verifies_the_hand(server: LiveServer, tmp_p
         assert commitment in page.text("revealed")
         page.open(link)
         page.wait("return document.querySelector('[data-testid=commitment]').textContent")
+        assert page.fits_its_width()
         assert page.text("commitment") == "match"
         assert page.text("outcome") == outcome
         assert page.text("net") == net

@@ -72,6 +72,12 @@ class Browser:
             time.sleep(0.1)
         raise AssertionError(f"timed out waiting for: {condition}")
 
+    def fits_its_width(self) -> bool:
+        """Whether the page needs no sideways scrolling at the window's width."""
+        return bool(
+            self.script("const d = document.documentElement; return d.scrollWidth <= d.clientWidth")
+        )
+
     def screenshot(self) -> bytes:
         return base64.b64decode(self._call("GET", "/screenshot"))
 
