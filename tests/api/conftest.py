@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -169,6 +170,24 @@ class LiveServer:
 
     def token(self, role: Role) -> str:
         return issue_test_token(Settings(database_url=self.database_url), role)
+
+    def worker_pids(self) -> list[int]:
+        """The live worker processes serving requests: the supervisor's children that
+        multiprocessing spawned (not its resource tracker, nor a worker dead and unreaped)."""
+        assert self._process is not None
+        found = subprocess.run(
+            ["pgrep", "-P", str(self._process.pid)], capture_output=True, text=True, check=False
+        )
+        return [int(pid) for pid in found.stdout.split() if _is_live_worker(int(pid))]
+
+
+def _is_live_worker(pid: int) -> bool:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:  # gone meanwhile
+        return False
+    return b"spawn_main" in command and state != "Z"
 
 
 def free_port() -> int:

@@ -1,9 +1,14 @@
 """Racing requests and restarts against a real server with several worker processes."""
 
+import os
+import signal
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from api.db.database import Database
 from api.domain.tokens.service import Role
@@ -102,4 +107,64 @@ def test_a_tie_awaiting_its_decision_survives_a_restart(live_server: LiveServer)
     decided = _post(live_server, token, f"/v1/hands/{hand['id']}/decision", {"action": "war"})
     assert decided.status_code == 200, decided.text
     assert decided.json()["status"] == "settled"
+    _ledger_is_sound(live_server)
+
+
+def _play_until(server: LiveServer, token: str, table_id: int, stop: threading.Event) -> set[str]:
+    """Hands (a tie goes to war) until told to stop; the keys of every command sent, each
+    retried with its key until it is answered, so a request cut off by a dying worker is
+    either replayed or run once now."""
+    keys: set[str] = set()
+
+    def command(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        key = new_key()
+        keys.add(key)
+        headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": key}
+        for _ in range(100):
+            try:
+                answer = httpx.post(f"{server.base_url}{path}", json=body, headers=headers)
+            except httpx.HTTPError:  # the worker died under it: ask again, same key
+                time.sleep(0.1)
+                continue
+            assert answer.status_code in (200, 201), answer.text
+            result: dict[str, Any] = answer.json()
+            return result
+        raise AssertionError(f"{path} was never answered")
+
+    while not stop.is_set():
+        hand = command("/v1/hands", {"table_id": table_id, "bet": 100})
+        if hand["status"] == "awaiting_decision":
+            command(f"/v1/hands/{hand['id']}/decision", {"action": "war"})
+    return keys
+
+
+def test_a_worker_killed_under_load_loses_and_doubles_nothing(live_server: LiveServer) -> None:
+    operator = live_server.token(Role.OPERATOR)
+    players = [_funded_player(live_server, operator, 1_000_000) for _ in range(4)]
+    table_id = _get(live_server, players[0][1], "/v1/tables")["items"][0]["id"]
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=len(players)) as pool:
+        played = [
+            pool.submit(_play_until, live_server, token, table_id, stop) for _, token in players
+        ]
+        time.sleep(2)
+        workers = live_server.worker_pids()
+        assert len(workers) == live_server.workers
+        os.kill(workers[0], signal.SIGKILL)
+        time.sleep(2)
+        stop.set()
+        keys = set().union(*(future.result() for future in played))
+
+    database = Database.connect(live_server.database_url)
+    try:
+        with database.reading() as session:
+            placed, decided, unsettled = session.execute(
+                text("SELECT COUNT(*), COUNT(decision), COUNT(*) - COUNT(settled_at) FROM hands")
+            ).one()
+    finally:
+        database.dispose()
+    assert placed + decided == len(keys)  # every command took effect exactly once
+    assert unsettled == 0
+    assert workers[0] not in live_server.worker_pids()
+    assert httpx.get(f"{live_server.base_url}/ready").status_code == 200
     _ledger_is_sound(live_server)

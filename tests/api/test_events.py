@@ -5,10 +5,12 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from freezegun import freeze_time
+from sqlalchemy import select, text
 
 from api.cli import main
 from ledger.database import make_engine
+from ledger.schema import LedgerTransaction
 from tests.api.conftest import Caller, new_player, play_until, standard_table_id
 from tests.audit.support import use_database
 
@@ -197,3 +199,45 @@ def test_failed_authentications_past_the_limit_get_429_and_one_event_a_burst(
     finally:
         engine.dispose()
     assert len(bursts) == 1
+
+
+def test_events_page_with_a_cursor_oldest_first(operator: Caller, auditor: Caller) -> None:
+    for _ in range(3):
+        new_player(operator)
+    everything = [e["id"] for e in _events(auditor, limit=100)]
+    first = auditor.get("/v1/events", limit=2).json()
+    rest = auditor.get("/v1/events", limit=100, cursor=first["next_cursor"]).json()
+    assert [e["id"] for e in first["items"] + rest["items"]] == everything == sorted(everything)
+    assert rest["next_cursor"] is None
+
+
+def test_events_filter_by_time_from_inclusive_to_exclusive(
+    operator: Caller, auditor: Caller
+) -> None:
+    with freeze_time("2026-03-01T10:00:00Z"):
+        new_player(operator)
+    with freeze_time("2026-03-02T10:00:00Z"):
+        _, later = new_player(operator)
+    window = _events(auditor, **{"from": "2026-03-02T10:00:00Z", "to": "2026-03-03T00:00:00Z"})
+    assert {e["player_id"] for e in window} == {later}
+    assert _events(auditor, **{"from": "2026-03-01T00:00:00Z", "to": "2026-03-02T10:00:00Z"})
+    assert all(e["at"] < "2026-03-02T10" for e in _events(auditor, to="2026-03-02T10:00:00Z"))
+
+
+def test_money_moves_carry_the_asking_token_in_their_hashed_metadata(
+    operator: Caller, database_url: str
+) -> None:
+    player, player_id = new_player(operator, deposit=10_000)
+    play_until(player, standard_table_id(player), "settled")
+    (player_token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(select(LedgerTransaction.kind, LedgerTransaction.meta)).all()
+    finally:
+        engine.dispose()
+    actors: dict[str, set[int | None]] = {}
+    for kind, meta in rows:
+        actors.setdefault(kind, set()).add(meta.get("actor_token_id"))
+    assert actors["deposit"] == {_operator_token_id(operator)}
+    assert actors["stake"] == actors["settlement"] == {player_token["id"]}

@@ -18,6 +18,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 from openapi_spec_validator import validate
 
+from api.domain.hands.routes import HandController
 from api.domain.tokens.service import Role
 from tests.api.conftest import LiveServer
 
@@ -61,6 +62,27 @@ def test_integer_bounds_are_integers_and_csv_is_declared(document: dict[str, Any
     assert "e+18" not in json.dumps(document)
     payouts = document["paths"]["/v1/reports/payouts"]["get"]["responses"]["200"]
     assert "text/csv" in payouts["content"]
+
+
+def test_operations_are_described_by_their_handlers_docstrings(document: dict[str, Any]) -> None:
+    described = document["paths"]["/v1/hands"]["post"]["description"]
+    first_line = (HandController.place_hand.fn.__doc__ or "").strip().splitlines()[0]
+    assert first_line and first_line in described
+
+
+def test_enums_and_nullable_enums_are_named_components(document: dict[str, Any]) -> None:
+    names = set(document["components"]["schemas"])
+    assert {"Outcome", "HandStatus", "Action", "DecidedBy", "Period", "SortOrder"} <= names
+    assert "EventKind" in names
+
+
+def test_no_route_declares_a_response_shape_it_never_sends(document: dict[str, Any]) -> None:
+    """Litestar's own 400 body is not the service's: refusals are problems, listed by code."""
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            response = operation.get("responses", {}).get("400")
+            if response is not None:
+                assert "application/problem+json" in response.get("content", {}), (path, method)
 
 
 def _generate_python_client(spec: Path, into: Path) -> str:

@@ -78,3 +78,16 @@ def test_the_audit_reports_a_balance_stored_out_of_range_instead_of_crashing(
     assert main(["audit", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ledger"]["ok"] is False
+
+
+def test_the_ledger_audit_route_reports_a_balance_stored_out_of_range(
+    operator: Caller, auditor: Caller, database_url: str
+) -> None:
+    _, player_id = new_player(operator, deposit=10_000)
+    stored: int | float = 1e19 if database_url.startswith("sqlite") else INT64_MAX
+    _set_balance(database_url, f"wallet:{player_id}:USD", stored)
+    response = auditor.get("/v1/audit/ledger")
+    assert response.status_code == 200, response.text
+    (problem,) = response.json()["stored_balances"]["problems"]
+    assert problem["code"] == "balance_mismatch"
+    assert problem["detail"].startswith(f"wallet:{player_id}:USD: stored balance {stored}")

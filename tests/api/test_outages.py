@@ -1,6 +1,7 @@
 """A database that does not answer is a 503 with Retry-After, never a 500, and the service
 recovers by itself: PostgreSQL cut off through a real TCP proxy, a private PostgreSQL server
-stopped and started again, SQLite held locked by another connection."""
+stopped and started again, SQLite held locked and a PostgreSQL row held locked by another
+connection past the timeout."""
 
 import sqlite3
 from collections.abc import Iterator
@@ -8,12 +9,14 @@ from collections.abc import Iterator
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 import migrations
 from api.app import create_app
 from api.domain.tokens.service import Role
 from api.settings import Settings
+from ledger.database import make_engine
 from tests.api.conftest import Caller, issue_test_token
 from tests.api.private_postgres import PrivatePostgres
 from tests.api.proxy import CuttableProxy
@@ -74,6 +77,33 @@ def test_a_sqlite_database_locked_past_the_timeout_is_a_503_and_moves_nothing(
             holder.close()
         after = operator.post("/v1/players", {"display_name": "after"}).json()["id"]
         assert after == before + 1
+
+
+def test_a_postgresql_row_locked_past_the_timeout_is_a_503_and_moves_nothing(
+    database_url: str,
+) -> None:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL's lock timeout")
+    settings = Settings(database_url=database_url, database_timeout_seconds=0.5)
+    with TestClient(app=create_app(settings)) as client:
+        operator = _operator(client, database_url)
+        player_id = operator.post("/v1/players", {"display_name": "held"}).json()["id"]
+        deposit = {"player_id": player_id, "amount": 500, "currency": "USD"}
+        holder = make_engine(database_url)
+        try:
+            with holder.begin() as locking:  # another session holds the player's row
+                locking.execute(
+                    text("SELECT id FROM players WHERE id = :id FOR UPDATE"), {"id": player_id}
+                )
+                refused = operator.post("/v1/cashier/deposits", deposit)
+                assert refused.status_code == 503, refused.text
+                assert refused.json()["code"] == "service_unavailable"
+                assert refused.headers["retry-after"]
+        finally:
+            holder.dispose()
+        accepted = operator.post("/v1/cashier/deposits", deposit)
+        assert accepted.status_code == 201
+        assert accepted.json()["balance_after"] == 500  # the refused deposit moved nothing
 
 
 @pytest.fixture

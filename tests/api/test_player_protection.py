@@ -6,10 +6,21 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from freezegun import freeze_time
+from litestar.testing import TestClient
 from sqlalchemy import text
 
+from api.app import create_app
+from api.domain.tokens.service import Role
+from api.settings import Settings
 from ledger.database import make_engine
-from tests.api.conftest import Caller, available, new_player, play_until, standard_table_id
+from tests.api.conftest import (
+    Caller,
+    available,
+    issue_test_token,
+    new_player,
+    play_until,
+    standard_table_id,
+)
 
 DAY_ONE = datetime(2026, 7, 1, 12, tzinfo=UTC)
 
@@ -111,6 +122,7 @@ def test_wager_and_single_bet_limits_refuse_a_hand(operator: Caller) -> None:
     )
     too_big = _bet(player, bet=400)
     assert too_big.status_code == 422 and too_big.json()["code"] == "wager_limit_exceeded"
+    assert available(player) == 10_000
     wagered = 0
     while wagered + 300 <= 1_000:
         hand = _bet(player, bet=300).json()
@@ -228,3 +240,30 @@ def test_every_change_records_the_token_that_asked_for_it(
     finally:
         engine.dispose()
     assert len(set(tokens)) == 2 and None not in tokens
+
+
+def _surrendered_bet(player: Caller, bet: int) -> Any:
+    """A bet whose hand ends now: a tie is surrendered, which stakes nothing more."""
+    response = _bet(player, bet=bet)
+    if response.status_code == 201 and response.json()["status"] == "awaiting_decision":
+        player.post(f"/v1/hands/{response.json()['id']}/decision", {"action": "surrender"})
+    return response
+
+
+def test_a_weekly_wager_limit_runs_by_the_gaming_week_of_the_configured_zone(
+    settings: Settings,
+) -> None:
+    new_york = settings.model_copy(update={"gaming_day_timezone": "America/New_York"})
+    sunday_night = datetime(2026, 7, 6, 3, tzinfo=UTC)  # Sunday 23:00 in New York
+    with TestClient(app=create_app(new_york)) as client, freeze_time(sunday_night) as clock:
+        operator = Caller(client, issue_test_token(new_york, Role.OPERATOR))
+        player, _ = new_player(operator, deposit=10_000)
+        _set(player, {"kind": "wager", "period": "week", "amount": 250})
+        assert _surrendered_bet(player, 100).status_code == 201
+        assert _surrendered_bet(player, 100).status_code == 201
+        before = available(player)
+        refused = _bet(player, bet=100)
+        assert refused.status_code == 422 and refused.json()["code"] == "wager_limit_exceeded"
+        assert available(player) == before
+        clock.move_to(datetime(2026, 7, 6, 4, 1, tzinfo=UTC))  # Monday 00:01 in New York
+        assert _surrendered_bet(player, 100).status_code == 201

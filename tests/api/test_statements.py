@@ -113,6 +113,21 @@ def test_a_statement_balances_to_the_ledger_across_gaming_days(operator: Caller)
     )
 
 
+def test_staff_read_a_players_statement_as_the_player_does(
+    operator: Caller, auditor: Caller
+) -> None:
+    with freeze_time(datetime(2026, 4, 3, 12, tzinfo=UTC)):
+        player, player_id = new_player(operator, deposit=5_000)
+        play_until(player, standard_table_id(player), "settled")
+    window = {"from": "2026-04-03", "to": "2026-04-03"}
+    own = player.get("/v1/me/statement", **window).json()
+    assert own["currencies"][0]["hands"] >= 1 and own["currencies"][0]["deposits"] == 5_000
+    for staff in (operator, auditor):
+        assert staff.get(f"/v1/players/{player_id}/statement", **window).json() == own
+    other, _ = new_player(operator)
+    assert other.get(f"/v1/players/{player_id}/statement", **window).status_code == 403
+
+
 def _statement(caller: Caller, first: str, last: str) -> dict[str, Any]:
     body = caller.get("/v1/me/statement", **{"from": first, "to": last}).json()
     (line,) = body["currencies"]

@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from freezegun import freeze_time
+from litestar.testing import TestClient
 
+from api.app import create_app
 from api.cli import main
 from api.db.database import Database
 from api.domain.tokens.service import Role, issue_token
 from api.settings import Settings
-from tests.api.conftest import Caller, LiveServer, new_player
+from tests.api.conftest import Caller, LiveServer, issue_test_token, new_player
 from tests.audit.support import use_database
 
 
@@ -153,3 +155,42 @@ def test_the_command_line_creates_lists_and_revokes_tokens_with_expiry(
     assert json.loads(capsys.readouterr().out)["revoked_at"] is not None
     assert main(["token", "list", "--no-active", "--json"]) == 0
     assert [t["id"] for t in json.loads(capsys.readouterr().out)["items"]] == [tokens[0]["id"]]
+
+
+def test_player_tokens_expire_when_a_setting_says_so(settings: Settings) -> None:
+    with_ttl = settings.model_copy(update={"player_token_ttl_seconds": 3600})
+    with TestClient(app=create_app(with_ttl)) as client:
+        operator = Caller(client, issue_test_token(with_ttl, Role.OPERATOR))
+        player, player_id = new_player(operator)
+        (token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
+        expires = datetime.fromisoformat(token["expires_at"])
+        created = datetime.fromisoformat(token["created_at"])
+        assert expires - created == timedelta(hours=1)
+        assert player.get("/v1/me").status_code == 200
+        with freeze_time(expires + timedelta(seconds=5)):
+            refused = player.get("/v1/me")
+        assert refused.status_code == 401 and refused.json()["code"] == "token_expired"
+
+
+def test_player_tokens_never_expire_by_default(operator: Caller) -> None:
+    _, player_id = new_player(operator)
+    (token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
+    assert token["expires_at"] is None
+
+
+def test_a_revocation_is_an_event_naming_who_revoked_what(
+    operator: Caller, auditor: Caller
+) -> None:
+    _, player_id = new_player(operator)
+    (token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
+    token_id = token["id"]
+    operator.post(f"/v1/tokens/{token_id}/revoke")
+    (event,) = auditor.get("/v1/events", type="token_revoked").json()["items"]
+    operator_id = _token_ids(operator, role="operator")[0]
+    assert event["actor"]["token_id"] == operator_id
+    assert event["player_id"] == player_id
+    assert event["subject"] == {
+        "token_id": token_id,
+        "role": "player",
+        "name": token["name"],
+    }
