@@ -54,5 +54,5 @@ SERVER_SEED=$(echo "$ROTATION" | json '["revealed"]["server_seed"]')
 CLIENT_SEED=$(echo "$ROTATION" | json '["revealed"]["client_seed"]')
 
 # Anyone can now re-derive the hand with no database and no server:
-$CW verify --server-seed "$SERVER_SEED" --client-seed "$CLIENT_SEED" --nonce "$NONCE" \
+$CW verify --server-seed "$SERVER_SEED" --client-seed="$CLIENT_SEED" --nonce "$NONCE" \
   --bet 1000 --tie-bet 100 --action war --server-seed-hash "$COMMITMENT"

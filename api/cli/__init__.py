@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, cast
 
-from api.cli.common import EXIT_USAGE, Subparsers, UsageError
+from api.cli.common import EXIT_USAGE, Subparsers, UsageError, attach_dash_values
 from casino.errors import GameError
 
 
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit status (0 ok, 1 a check found a problem, 2 usage)."""
-    arguments = sys.argv[1:] if argv is None else list(argv)
+    arguments = attach_dash_values(sys.argv[1:] if argv is None else argv)
     parser, _ = _build(_chosen_modules(arguments))
     try:
         args, unknown = parser.parse_known_args(arguments)

@@ -3,7 +3,7 @@
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
 from typing import Any, Final, TypeAlias
@@ -80,6 +80,32 @@ def rules_from_args(args: argparse.Namespace) -> GameRules:
         tie_payout=args.tie_payout,
         war_tie_bonus=args.war_tie_bonus,
     )
+
+
+# Options whose value may itself begin with a dash: a client seed is 1-64 characters of
+# [A-Za-z0-9_-], so `-Qx3…` is as likely as any other seed.
+DASH_VALUED_OPTIONS: Final = frozenset({"--client-seed"})
+
+
+def attach_dash_values(arguments: Sequence[str]) -> list[str]:
+    """`--client-seed -Qx3` rewritten as `--client-seed=-Qx3`.
+
+    argparse takes a separate value that begins with a dash for an option and refuses the
+    command ("expected one argument", python/cpython#53580), so a revealed seed pasted as
+    printed would fail one time in 64. A following `--word` is still read as an option, so
+    a forgotten value is reported as missing rather than swallowed.
+    """
+    attached: list[str] = []
+    values = iter(arguments)
+    for argument in values:
+        following = next(values, None) if argument in DASH_VALUED_OPTIONS else None
+        if following is None:
+            attached.append(argument)
+        elif following.startswith("-") and not following.startswith("--"):
+            attached.append(f"{argument}={following}")
+        else:
+            attached.extend((argument, following))
+    return attached
 
 
 def examples(*commands: str) -> dict[str, Any]:

@@ -208,6 +208,24 @@ def test_verify_without_json_prints_the_hand(capsys: pytest.CaptureFixture[str])
     assert "war_win" in out
 
 
+def test_verify_takes_a_client_seed_that_begins_with_a_dash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One random seed in 64 begins with `-`; pasted as printed, it must still verify."""
+    argv = ["verify", "--server-seed", SEED, "--nonce", "0"]
+    status, apart, err = _json_run(capsys, *argv, "--client-seed", "-Qx3")
+    assert (status, err) == (0, "")
+    assert _json_run(capsys, *argv, "--client-seed=-Qx3")[1] == apart
+    assert apart != _json_run(capsys, *argv, "--client-seed", "Qx3")[1]
+
+
+def test_a_client_seed_option_without_its_value_is_reported_missing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["verify", "--server-seed", SEED, "--client-seed", "--nonce", "0"]) == 2
+    assert "--client-seed: expected one argument" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -63,6 +63,18 @@ def test_verify_prints_the_log_of_a_fixed_game(capsys: pytest.CaptureFixture[str
     assert status == 0 and log["turns"] == [record_to_dict(r) for r in records]
 
 
+def test_verify_takes_a_client_seed_that_begins_with_a_dash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, log, _ = _json_run(
+        capsys, "war", "verify", "--variant", "classic", "--server-seed", SEED,
+        "--client-seed", "-cli", "--nonce", "4",
+    )  # fmt: skip
+    war = WarGame(variant_rules("classic"), ("top", "top"), HandSeeds(SEED, "-cli", 4))
+    _, records = play_through(war)
+    assert status == 0 and log["turns"] == [record_to_dict(r) for r in records]
+
+
 def _published(tmp_path: Path, *, tamper: bool = False) -> Path:
     """A finished game in the API's published form, played by a human choosing the bottom
     card every other turn."""
