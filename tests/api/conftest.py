@@ -100,12 +100,12 @@ def player(operator: Caller) -> Caller:
 
 def standard_table_id(caller: Caller) -> int:
     tables = caller.get("/v1/tables").json()["items"]
-    return next(t["id"] for t in tables if t["name"] == "standard")
+    return next(int(t["id"]) for t in tables if t["name"] == "standard")
 
 
 def available(caller: Caller, currency: str = "USD") -> int:
     balances = caller.get("/v1/me").json()["balances"]
-    return next(b["available"] for b in balances if b["currency"] == currency)
+    return next(int(b["available"]) for b in balances if b["currency"] == currency)
 
 
 def play_until(player: Caller, table_id: int, status: str, bet: int = 100) -> dict[str, Any]:

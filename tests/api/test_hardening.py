@@ -94,7 +94,10 @@ def test_control_characters_in_an_idempotency_key_are_refused(operator: Caller) 
     response = operator.client.post(
         "/v1/players",
         json={"display_name": "Ada"},
-        headers={**operator.headers, "Idempotency-Key": "key\u202e".encode()},  # type: ignore[dict-item]
+        headers=[
+            *((name.encode(), value.encode()) for name, value in operator.headers.items()),
+            (b"Idempotency-Key", "key\u202e".encode()),
+        ],
     )
     assert response.status_code == 422
     assert "idempotency_key" in response.text

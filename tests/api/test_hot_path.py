@@ -98,7 +98,7 @@ def twins(
     framework_url = clone_database()
     # Tokens stay in the authenticators' memory for the whole test, and their clock is the
     # real one: the look-up runs in a worker thread, the check on the event loop.
-    remembered = {"token_cache_seconds": 3600, "hot_path": False}
+    remembered: dict[str, Any] = {"token_cache_seconds": 3600, "hot_path": False}
     hot_app = create_app(settings.model_copy(update=remembered))
     passed_on = with_recorded_framework(hot_app)
     framework_app = create_app(Settings(database_url=framework_url, **remembered))

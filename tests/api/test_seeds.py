@@ -1,6 +1,7 @@
 """Fairness seeds: commitment before play, reveal on rotation, re-derivation by anyone."""
 
 import hashlib
+from typing import Any
 
 from casino.fairness import HandSeeds
 from casino.hand import Action, play
@@ -68,7 +69,7 @@ def test_a_whole_session_re_derives_hand_by_hand_from_the_revealed_seed(
     """Deposit, many hands with wars and surrenders, rotate, then replay every hand."""
     table_id = standard_table_id(player)
     actions = iter([Action.WAR, Action.SURRENDER] * 50)
-    played = []
+    played: list[dict[str, Any]] = []
     while len(played) < 40:
         hand = player.post("/v1/hands", {"table_id": table_id, "bet": 200, "tie_bet": 100}).json()
         if hand["status"] == "awaiting_decision":

@@ -17,7 +17,7 @@ from api.db.database import Database
 from api.db.models import CasinoTable
 from api.domain.cashier import service as cashier
 from api.domain.hands import service as hands
-from api.domain.hands.schemas import HandView
+from api.domain.hands.details import HandDetails
 from api.domain.players import service as players
 from api.domain.tables.service import ensure_standard_table
 from casino.hand import Action
@@ -57,17 +57,17 @@ def deposit(database: Database, player_id: int, amount: int) -> None:
         cashier.deposit(session, player_id, amount, "USD", "USD")
 
 
-def open_hand(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandView:
+def open_hand(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandDetails:
     with database.transaction() as session:
         return hands.open_hand(session, player_id, standard_table(database), bet, tie_bet)
 
 
-def decide(database: Database, hand_id: int, player_id: int, action: str) -> HandView:
+def decide(database: Database, hand_id: int, player_id: int, action: str) -> HandDetails:
     with database.transaction() as session:
         return hands.decide_hand(session, hand_id, Action(action), player_id=player_id)
 
 
-def play_tie(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandView:
+def play_tie(database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0) -> HandDetails:
     """Open hands until one ties (left awaiting a decision); the others settle at once."""
     for _ in range(1000):
         hand = open_hand(database, player_id, bet, tie_bet)
@@ -78,7 +78,7 @@ def play_tie(database: Database, player_id: int, bet: int = 1000, tie_bet: int =
 
 def play_settled(
     database: Database, player_id: int, bet: int = 1000, tie_bet: int = 0, action: str = "war"
-) -> HandView:
+) -> HandDetails:
     """One settled hand; a tie is decided with `action`."""
     hand = open_hand(database, player_id, bet, tie_bet)
     if hand.status == "awaiting_decision":
@@ -194,14 +194,11 @@ class Caller:
         self.client = client
         self.token = token
 
-    def get(
-        self, path: str, headers: dict[str, str] | None = None, **params: object
-    ) -> httpx.Response:
-        return self.client.get(
-            path,
-            headers={"Authorization": f"Bearer {self.token}", **(headers or {})},
-            params=params,  # type: ignore[arg-type]
-        )
+    def get(self, path: str, accept: str | None = None, **params: str) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.token}"}
+        if accept is not None:
+            headers["Accept"] = accept
+        return self.client.get(path, headers=headers, params=params)
 
 
 def token(database: Database, role: str, player_id: int | None = None) -> str:

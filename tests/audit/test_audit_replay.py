@@ -115,7 +115,8 @@ def test_auditor_gets_hand_seeds_replay_ledger_verdict_and_recall(
     assert body["seeds"]["commitment_ok"] is True
     derived = body["derived"]
     assert derived["player_card"] == war.player_card
-    assert derived["war"]["player_card"] == war.war.player_card  # type: ignore[union-attr]
+    assert war.war is not None
+    assert derived["war"]["player_card"] == war.war.player_card
     assert derived["raise"] == war.bet
     assert len(derived["cards"]) == 2 + 3 + 2
     kinds = [t["kind"] for t in body["ledger_transactions"]]

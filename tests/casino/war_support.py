@@ -12,7 +12,9 @@ def game(
     variant: str = "classic", seats: tuple[Policy, ...] | None = None, **options: object
 ) -> WarGame:
     rules: WarRules = variant_rules(variant, None, options)
-    return WarGame(rules, seats or ("top",) * rules.players, SEEDS)
+    top: Policy = "top"
+    fixed = (top,) * rules.players
+    return WarGame(rules, seats or fixed, SEEDS)
 
 
 def arranged(*draw: str, won: tuple[str, ...] | None = None) -> GameState:

@@ -32,7 +32,7 @@ def test_sqlite_engine_uses_wal_foreign_keys_busy_timeout_and_begin_immediate(
         with engine.connect() as connection:
             assert connection.execute(text("PRAGMA journal_mode")).scalar() == "wal"
             assert connection.execute(text("PRAGMA foreign_keys")).scalar() == 1
-            assert connection.execute(text("PRAGMA busy_timeout")).scalar() >= 10_000
+            assert connection.execute(text("PRAGMA busy_timeout")).scalar_one() >= 10_000
             # BEGIN IMMEDIATE took the write lock: a second writer cannot begin.
             other = engine.raw_connection()
             try:

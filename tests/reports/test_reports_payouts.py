@@ -242,7 +242,7 @@ def test_csv_with_accept_text_csv(database: Database, operator: Caller) -> None:
         _settle_at(database, player, datetime(2026, 6, 10, 12, minute, tzinfo=NEW_YORK))
     response = operator.get(
         "/v1/reports/payouts",
-        headers={"Accept": "text/csv"},
+        accept="text/csv",
         **{"from": "2026-06-10", "to": "2026-06-10", "group_by": "player"},
     )
     assert response.status_code == 200
@@ -378,7 +378,7 @@ def test_a_period_without_hands_says_so(operator: Caller) -> None:
     assert body["rows"] == [] and body["no_activity"] is True
     csv_text = operator.get(
         "/v1/reports/payouts",
-        headers={"Accept": "text/csv"},
+        accept="text/csv",
         **{"from": "2026-01-01", "to": "2026-01-02"},
     ).text
     assert csv_text.splitlines()[0] == "# payout report"
