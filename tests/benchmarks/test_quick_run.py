@@ -159,10 +159,10 @@ def test_every_server_reports_the_loop_and_http_parser_it_ran_on(
     document: dict[str, Any],
 ) -> None:
     served = [
-        document[name][db]["served_with"]
+        section["served_with"]
         for name in ("http", "deposits", "history")
-        for db in ("sqlite", "postgresql")
-        if document[name][db]["available"]
+        for section in document[name].values()  # one per database the run could reach
+        if section["available"]
     ]
     served += [
         section["served_with"]

@@ -1,0 +1,84 @@
+"""SQLite's writes in one process take turns on one kept connection; PostgreSQL's do not."""
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from api.db.database import Database
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    database = Database.connect(database_url)
+    yield database
+    database.dispose()
+
+
+def _driver_connection(database: Database) -> object:
+    with database.transaction() as session:
+        return session.connection().connection.driver_connection
+
+
+def _count_players(database: Database) -> int:
+    with database.reading() as session:
+        return int(session.execute(text("SELECT count(*) FROM players")).scalar_one())
+
+
+def _add_player(database: Database, name: str) -> None:
+    with database.transaction() as session:
+        session.execute(
+            text("INSERT INTO players (display_name, created_at) VALUES (:name, :at)"),
+            {"name": name, "at": "2026-11-25 08:00:00"},
+        )
+
+
+def _lose_the_connection_mid_unit_of_work(database: Database) -> None:
+    with database.transaction() as session:
+        driver_connection = session.connection().connection.dbapi_connection
+        assert driver_connection is not None
+        driver_connection.close()  # as if the file had been taken away mid-request
+        session.execute(text("SELECT 1"))
+
+
+def _refuse_after_a_write(database: Database) -> None:
+    with database.transaction() as session:
+        session.execute(
+            text("INSERT INTO players (display_name, created_at) VALUES ('Bo', '2026-11-25')")
+        )
+        raise RuntimeError("refused after a write")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_sqlite_units_of_work_share_one_connection(database: Database) -> None:
+    assert _driver_connection(database) is _driver_connection(database)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_lost_writer_connection_is_replaced_by_the_next_unit_of_work(
+    database: Database,
+) -> None:
+    with pytest.raises(DBAPIError):
+        _lose_the_connection_mid_unit_of_work(database)
+    _add_player(database, "Ada")
+    assert _count_players(database) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_unit_of_work_that_raises_writes_nothing_and_the_next_one_commits(
+    database: Database,
+) -> None:
+    with pytest.raises(RuntimeError):
+        _refuse_after_a_write(database)
+    _add_player(database, "Ada")
+    assert _count_players(database) == 1
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_postgresql_units_of_work_run_side_by_side_on_pooled_connections(
+    database: Database,
+) -> None:
+    assert database.sqlite_writer is None
+    with database.transaction() as first, database.transaction() as second:
+        assert first.connection().connection is not second.connection().connection
