@@ -1,0 +1,205 @@
+"""SQLite's own share of a hand: the floor under any implementation of these writes.
+
+`python -m benchmarks.sqlite_floor [--hands N] [--seconds S]` records every statement the
+prototype of `benchmarks.lean_hand` sends to SQLite while it plays N hands (a tie goes to
+war), each with its parameters and its transaction's BEGIN and COMMIT. It then replays
+them on a copy of the database as it stood before those hands, on a bare `sqlite3`
+connection set up as the service sets up its own. The replay runs no Python between the
+statements but a loop, so its CPU per hand is what SQLite itself spends on the statements
+this schema needs: its parsing (cached), its B-tree work on the tables and every index,
+the triggers and the WAL commit. In the same run it loads the do-nothing endpoint as
+`benchmarks.hot_path` does and prints the floor as a multiple of a do-nothing request,
+beside the goal's budget (issue 16: 4 do-nothing requests a hand on SQLite).
+
+An implementation that writes the same rows with the same schema cannot cost the server
+less than this floor plus what parsing the HTTP request and sending the answer costs (the
+do-nothing request), whatever language or framework serves it.
+"""
+
+import argparse
+import json
+import shutil
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Self
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+
+from benchmarks import cpu, http_load, lean_hand, scratch, servers
+from benchmarks.plan import FULL
+from ledger.database import make_engine
+
+COMMIT = "COMMIT"
+ROLLBACK = "ROLLBACK"
+_GOAL = 4  # issue 16: a SQLite hand costs at most 4 do-nothing requests of server CPU
+
+
+@dataclass
+class Recording:
+    """The statements in the order SQLite received them; COMMIT and ROLLBACK as markers."""
+
+    on: bool = False
+    statements: list[tuple[str, Any]] = field(default_factory=list)
+
+    def note(self, sql: str, parameters: Any = ()) -> None:
+        if self.on:
+            self.statements.append((sql, parameters))
+
+
+def _recording_connection(recording: Recording) -> type[sqlite3.Connection]:
+    class RecordingCursor(sqlite3.Cursor):
+        def execute(self, sql: str, parameters: Any = (), /) -> Self:
+            recording.note(sql, dict(parameters) if isinstance(parameters, dict) else parameters)
+            return super().execute(sql, parameters)
+
+    class RecordingConnection(sqlite3.Connection):
+        def cursor(self, factory: Any = RecordingCursor) -> Any:
+            return super().cursor(factory)
+
+        def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+            cursor: sqlite3.Cursor = self.cursor().execute(sql, parameters)
+            return cursor
+
+        def commit(self) -> None:
+            recording.note(COMMIT)
+            super().commit()
+
+        def rollback(self) -> None:
+            recording.note(ROLLBACK)
+            super().rollback()
+
+    return RecordingConnection
+
+
+def _recording_engine(path: Path, recording: Recording) -> Engine:
+    """The service's engine on `path`, its connections recording what they send."""
+    factory = _recording_connection(recording)
+    return make_engine(
+        f"sqlite:///{path}",
+        creator=lambda: sqlite3.connect(path, factory=factory, check_same_thread=False),
+    )
+
+
+def record(path: Path, service: http_load.Service, hands: int) -> Recording:
+    """The prototype's statements for `hands` hands, played in turn by the service's players."""
+    recording = Recording()
+    engine = _recording_engine(path, recording)
+    try:
+        with engine.connect() as connection:
+            prototype = lean_hand.LeanHands(connection)
+            players = service.players
+            for player in players:  # each token looked up before the recording starts
+                prototype.caller(player.token)
+            recording.on = True
+            for number in range(hands):
+                token = players[number % len(players)].token
+                _play(prototype, token, service.table_id, f"floor-{number}")
+    finally:
+        engine.dispose()
+    return recording
+
+
+def _play(prototype: lean_hand.LeanHands, token: str, table_id: int, key: str) -> None:
+    status, answer = prototype.run(token, key, "/v1/hands", {"table_id": table_id, "bet": 100})
+    hand = json.loads(answer)
+    if status != 201:
+        raise RuntimeError(f"the prototype refused a hand: {status}")
+    if hand["status"] == "awaiting_decision":
+        path = f"/v1/hands/{hand['id']}/decision"
+        prototype.run(token, f"{key}-war", path, {"action": "war"})
+
+
+def replay_cpu_seconds(path: Path, recording: Recording) -> float:
+    """CPU seconds of this process for replaying `recording` on the database at `path`,
+    through a connection the service's engine set up (WAL, its pragmas)."""
+    engine = make_engine(f"sqlite:///{path}")
+    try:
+        pooled = engine.raw_connection()
+        with closing(pooled):
+            connection = pooled.driver_connection
+            assert isinstance(connection, sqlite3.Connection)
+            cursor = connection.cursor()
+            started = time.process_time()
+            for sql, parameters in recording.statements:
+                if sql == COMMIT:
+                    connection.commit()
+                elif sql == ROLLBACK:
+                    connection.rollback()
+                else:
+                    cursor.execute(sql, parameters)
+            return time.process_time() - started
+    finally:
+        engine.dispose()
+
+
+_WRITTEN = ("hands", "ledger_transactions", "ledger_entries", "idempotency_records")
+
+
+def rows_written(path: Path) -> dict[str, int]:
+    """How many rows each table the hands write holds: the replay must end where the
+    recording did, or it measured something else."""
+    with closing(sqlite3.connect(path)) as connection:
+        return {
+            table: int(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            for table in _WRITTEN
+        }
+
+
+@contextmanager
+def _settled_copy(source: Path, name: str) -> Iterator[Path]:
+    """A copy of the database with its WAL folded in, removed afterwards."""
+    with closing(sqlite3.connect(source)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    target = source.with_name(name)
+    shutil.copyfile(source, target)
+    try:
+        yield target
+    finally:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{target}{suffix}").unlink(missing_ok=True)
+
+
+def measure(hands: int, seconds: float) -> dict[str, Any]:
+    plan = replace(FULL, duration_seconds=seconds)
+    with scratch.scratch_database("sqlite", None, "floor") as url:
+        service = lean_hand.prepared(url, plan)
+        source = Path(make_url(url).database or "")
+        with _settled_copy(source, "replayed.db") as replayed:
+            recording = record(source, service, hands)
+            floor_ms = replay_cpu_seconds(replayed, recording) * 1000 / hands
+            if rows_written(replayed) != rows_written(source):
+                raise RuntimeError("the replay did not write what the prototype wrote")
+    with servers.noop(plan.sqlite_workers) as noop:
+        noop.wait_ready()
+        meters = {"server": cpu.process_group(noop.pid)}
+        clients: list[str | None] = [None] * plan.history_clients
+        point = http_load.run_point(noop.base_url, clients, http_load.noop_step, plan, meters)
+    noop_ms = point["cpu_ms_per_unit"]["server"]
+    statements = [s for s, _ in recording.statements if s not in (COMMIT, ROLLBACK)]
+    return {
+        "hands": hands,
+        "statements_per_hand": round(len(statements) / hands, 2),  # BEGIN included
+        "floor_cpu_ms_per_hand": round(floor_ms, 4),
+        "noop_cpu_ms_per_request": noop_ms,
+        "floor_vs_noop": round(floor_ms / noop_ms, 3) if noop_ms else None,
+        "goal_vs_noop": _GOAL,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.sqlite_floor", description=__doc__)
+    parser.add_argument("--hands", type=int, default=5_000)
+    parser.add_argument("--seconds", type=float, default=6.0, help="the do-nothing load's window")
+    options = parser.parse_args(argv)
+    json.dump(measure(options.hands, options.seconds), sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,11 @@
+"""The floor under a SQLite hand: the prototype's statements replayed on a bare connection."""
+
+from benchmarks import sqlite_floor
+
+
+def test_the_floor_is_replayed_faithfully_and_set_beside_a_do_nothing_request() -> None:
+    measured = sqlite_floor.measure(hands=30, seconds=0.3)
+    assert measured["hands"] == 30
+    assert measured["statements_per_hand"] > 10  # BEGIN, the locks, the reads, the writes
+    assert measured["floor_cpu_ms_per_hand"] > 0
+    assert measured["floor_vs_noop"] > 0 and measured["goal_vs_noop"] == 4
