@@ -68,9 +68,9 @@ class SqliteWriter:
     prompt; left to SQLite's busy handler they poll with growing sleeps, and under load a
     writer sleeps on long after the lock is free: a slow tail. Since they take turns
     anyway, they share one connection: a unit of work then skips the pool's checkout and
-    reset, which cost a hand about as much as half its statements (docs/performance.md),
-    and the connection's page cache stays warm. Reads keep their own pooled connections,
-    which never wait for the writer.
+    reset, about 80 µs each, 4% of a hand's instructions on the hot path
+    (docs/performance.md), and the connection's page cache stays warm. Reads keep their
+    own pooled connections, which never wait for the writer.
     """
 
     def __init__(self, engine: Engine) -> None:
