@@ -7,6 +7,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from api.domain.protection.policy import ProtectionPolicy
 
@@ -58,6 +60,10 @@ class Settings(BaseSettings):
                 "must be sqlite:///PATH or postgresql://USER@HOST/DATABASE "
                 "(the two databases this service runs on)"
             )
+        try:
+            make_url(value)  # a port that is not a number, say: refused here, not mid-start
+        except (ArgumentError, ValueError):
+            raise ValueError("is not a database URL (USER:PASSWORD@HOST:PORT/DATABASE)") from None
         return value
 
     @field_validator("gaming_day_timezone")

@@ -7,6 +7,7 @@ it when it is wanted. Anything not recognised here is a bug and keeps its traceb
 
 import errno
 import re
+import socket
 import sys
 from typing import NoReturn
 
@@ -29,6 +30,8 @@ def one_line(error: BaseException) -> str | None:
         return "the address is already in use: stop what listens there, or pass --port"
     if isinstance(error, OSError) and error.errno == errno.EADDRNOTAVAIL:
         return "the address is not one of this machine's: pass --host with a local address"
+    if isinstance(error, socket.gaierror):
+        return f"cannot resolve the --host name ({error.strerror}): pass a local address"
     if isinstance(error, NoSuchModuleError | ArgumentError):
         return (
             f"{ENV_PREFIX}DATABASE_URL is not a database this service runs on: use "
@@ -46,8 +49,9 @@ def one_line(error: BaseException) -> str | None:
     return None
 
 
-# What drivers say when the database cannot be reached (psycopg, and SQLite's busy wait).
-_UNREACHABLE = ("connect", "refused", "timeout", "resolve", "host name", "timed out")
+# What psycopg says when the database cannot be reached ("connection timeout expired"
+# included). Not a bare "timeout": a statement or lock timeout is a reachable database.
+_UNREACHABLE = ("connect", "refused", "resolve", "host name", "timed out")
 
 
 def _settings(error: ValidationError) -> str:
@@ -76,7 +80,7 @@ def shown_url(url: str) -> str:
     """A database URL with its password hidden, for start-up lines and messages."""
     try:
         return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # a port that is not a number raises ValueError
         return "(an unparseable URL)"
 
 

@@ -235,8 +235,21 @@ def prepared(database_url: str, plan: Plan) -> http_load.Service:
     with servers.casino_war(database_url, 1) as server:
         server.wait_ready()
         service = http_load.set_up(server.base_url, database_url, plan)
-        http_load.hands_point(service, replace(plan, duration_seconds=1.0), max(plan.clients))
-    return service
+        for _ in range(10):  # on a loaded host a player may not settle a hand in a second
+            http_load.hands_point(service, replace(plan, duration_seconds=1.0), max(plan.clients))
+            if _players_with_a_settled_hand(database_url) >= len(service.players):
+                return service
+    raise RuntimeError("some players settled no hand: their accounts are not all open")
+
+
+def _players_with_a_settled_hand(database_url: str) -> int:
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as connection:
+            query = "SELECT COUNT(DISTINCT player_id) FROM hands WHERE settled_at IS NOT NULL"
+            return int(connection.exec_driver_sql(query).scalar_one())
+    finally:
+        engine.dispose()
 
 
 @functools.cache

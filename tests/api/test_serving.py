@@ -123,6 +123,7 @@ def _run(
         ({"CASINO_WAR_GAMING_DAY_TIMEZONE": "Mars/Base"}, "CASINO_WAR_GAMING_DAY_TIMEZONE"),
         ({"CASINO_WAR_CORS_ALLOWED_ORIGINS": "not json"}, "CASINO_WAR_CORS_ALLOWED_ORIGINS"),
         ({"CASINO_WAR_GAMING_DAY_TIMEZONE": "America"}, "CASINO_WAR_GAMING_DAY_TIMEZONE"),
+        ({"CASINO_WAR_DATABASE_URL": "postgresql://u@db:notaport/casino"}, "not a database URL"),
     ],
     ids=[
         "bad-hour",
@@ -133,6 +134,7 @@ def _run(
         "unknown-time-zone",
         "list-setting-not-json",
         "a-folder-of-time-zones",
+        "a-port-that-is-not-a-number",
     ],
 )
 def test_a_configuration_error_is_one_line_and_exit_2(
@@ -146,11 +148,20 @@ def test_a_configuration_error_is_one_line_and_exit_2(
     assert "Traceback" in debug.stderr
 
 
-def test_a_refused_database_url_is_shown_without_its_password(tmp_path: Path) -> None:
-    setting = {"CASINO_WAR_DATABASE_URL": "mysql://casino:s3cret-pw@db/casino"}
-    result = _run(*CLI, "db", "upgrade", env=setting, cwd=tmp_path)
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("mysql://casino:s3cret-pw@db/casino", "casino:***@db"),
+        ("postgresql://casino:s3cret-pw@db:notaport/casino", "an unparseable URL"),
+    ],
+    ids=["another-database", "a-port-that-is-not-a-number"],
+)
+def test_a_refused_database_url_is_shown_without_its_password(
+    url: str, shown: str, tmp_path: Path
+) -> None:
+    result = _run(*CLI, "db", "upgrade", env={"CASINO_WAR_DATABASE_URL": url}, cwd=tmp_path)
     assert result.returncode == 2
-    assert "s3cret-pw" not in result.stderr and "casino:***@db" in result.stderr
+    assert "s3cret-pw" not in result.stderr and shown in result.stderr
 
 
 def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -164,9 +175,16 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_host_not_of_this_machine_is_one_line_and_exit_2(tmp_path: Path) -> None:
-    result = _run(*CLI, "serve", "--host", "203.0.113.7", "--port", "8765", cwd=tmp_path)
+    result = _run(*CLI, "serve", "--host", "203.0.113.7", "--port", str(free_port()), cwd=tmp_path)
     assert result.returncode == 2
     assert "not one of this machine's" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_host_name_that_does_not_resolve_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    port = str(free_port())
+    result = _run(*CLI, "serve", "--host", "nosuch.invalid", "--port", port, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot resolve" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_uvicorn_on_a_database_not_yet_migrated_says_what_to_run(tmp_path: Path) -> None:

@@ -141,8 +141,9 @@ def write_new_hand(
     accounts: HandAccounts,
     rows: Mapping[str, AccountRow],
 ) -> tuple[int, dict[str, Any]]:
-    """A dealt hand's writes, once every refusal is behind it: its row, the pair's nonce,
-    and its stake (and settlement, when the deal settles it) on the ledger."""
+    """A dealt hand's writes: its row, the pair's nonce, and its stake (and settlement, when
+    the deal settles it) on the ledger. The one refusal left, a win the wallet could not
+    hold (`amount_too_large`), is raised before the first of them."""
     created_at = datetime.now(UTC)
     record = _new_record(placing, found, rules, hand, created_at)
     hand_id = store.insert_hand(driver, record)

@@ -277,5 +277,5 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"War games replayed: {len(audits)}, turns: {sum(a.turns for a in audits)}")
         for a in failed:
             print(f"game {a.game_id}: turn {a.first_difference} differs from the replay")
-        print("every game matches" if not failed else f"{counted(len(failed), 'game')} DIFFER")
+        print("every game matches" if not failed else f"games that differ: {len(failed):,}")
     return EXIT_PROBLEM if failed else EXIT_OK
