@@ -92,13 +92,14 @@ def attach_dash_values(arguments: Sequence[str]) -> list[str]:
 
     argparse takes a separate value that begins with a dash for an option and refuses the
     command ("expected one argument", python/cpython#53580), so a revealed seed pasted as
-    printed would fail one time in 64. A following `--word` is still read as an option, so
-    a forgotten value is reported as missing rather than swallowed.
+    printed would fail one time in 64. A prefix argparse would expand (`--client`) is
+    rewritten the same way. A following `--word` is still read as an option, so a
+    forgotten value is reported as missing rather than swallowed.
     """
     attached: list[str] = []
     values = iter(arguments)
     for argument in values:
-        following = next(values, None) if argument in DASH_VALUED_OPTIONS else None
+        following = next(values, None) if _names_a_dash_valued_option(argument) else None
         if following is None:
             attached.append(argument)
         elif following.startswith("-") and not following.startswith("--"):
@@ -106,6 +107,10 @@ def attach_dash_values(arguments: Sequence[str]) -> list[str]:
         else:
             attached.extend((argument, following))
     return attached
+
+
+def _names_a_dash_valued_option(argument: str) -> bool:
+    return len(argument) > 2 and any(o.startswith(argument) for o in DASH_VALUED_OPTIONS)
 
 
 def examples(*commands: str) -> dict[str, Any]:

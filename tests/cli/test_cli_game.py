@@ -216,6 +216,7 @@ def test_verify_takes_a_client_seed_that_begins_with_a_dash(
     status, apart, err = _json_run(capsys, *argv, "--client-seed", "-Qx3")
     assert (status, err) == (0, "")
     assert _json_run(capsys, *argv, "--client-seed=-Qx3")[1] == apart
+    assert _json_run(capsys, *argv, "--client", "-Qx3")[1] == apart  # as argparse abbreviates
     assert apart != _json_run(capsys, *argv, "--client-seed", "Qx3")[1]
 
 
