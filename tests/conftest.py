@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
 import migrations
+from api.db.database import Database
 from ledger.database import make_engine, normalize_url
 
 POSTGRES_URL_VARIABLE = "CASINO_WAR_TEST_POSTGRES_URL"
@@ -156,6 +157,15 @@ def clone_database(
     for url in clones:
         if not url.startswith("sqlite"):
             _template_databases.postgres_drop(url)
+
+
+@pytest.fixture
+def database(database_url: str) -> Iterator[Database]:
+    """The service's handle on this test's database (the audit's and the reports' tests
+    add the standard table to theirs)."""
+    database = Database.connect(database_url)
+    yield database
+    database.dispose()
 
 
 @pytest.fixture

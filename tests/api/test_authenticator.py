@@ -1,7 +1,6 @@
 """Token resolution: cached briefly, so authenticating costs no query per request."""
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import delete
@@ -10,13 +9,6 @@ from api.db.database import Database
 from api.db.models import ApiToken
 from api.domain.tokens.service import Authenticator, Role, issue_token
 from api.errors import DomainError
-
-
-@pytest.fixture
-def database(database_url: str) -> Iterator[Database]:
-    database = Database.connect(database_url)
-    yield database
-    database.dispose()
 
 
 def _issue(database: Database) -> str:

@@ -1,19 +1,10 @@
 """SQLite's writes in one process take turns on one kept connection; PostgreSQL's do not."""
 
-from collections.abc import Iterator
-
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from api.db.database import Database
-
-
-@pytest.fixture
-def database(database_url: str) -> Iterator[Database]:
-    database = Database.connect(database_url)
-    yield database
-    database.dispose()
 
 
 def _driver_connection(database: Database) -> object:
