@@ -53,26 +53,27 @@ def test_an_unknown_option_is_a_usage_error_naming_it(capsys: pytest.CaptureFixt
     assert status == 2 and "jokers" in capsys.readouterr().err
 
 
-def test_verify_prints_the_log_of_a_fixed_game(capsys: pytest.CaptureFixture[str]) -> None:
+def _log_matches_the_replay(
+    capsys: pytest.CaptureFixture[str], variant: str, client_seed: str
+) -> bool:
+    """`war verify` of a game played by fixed seats prints the engine's own log of it."""
     status, log, _ = _json_run(
-        capsys, "war", "verify", "--variant", "razboi", "--server-seed", SEED,
-        "--client-seed", "cli", "--nonce", "4",
+        capsys, "war", "verify", "--variant", variant, "--server-seed", SEED,
+        "--client-seed", client_seed, "--nonce", "4",
     )  # fmt: skip
-    war = WarGame(variant_rules("razboi"), ("top", "top"), HandSeeds(SEED, "cli", 4))
+    war = WarGame(variant_rules(variant), ("top", "top"), HandSeeds(SEED, client_seed, 4))
     _, records = play_through(war)
-    assert status == 0 and log["turns"] == [record_to_dict(r) for r in records]
+    return status == 0 and log["turns"] == [record_to_dict(r) for r in records]
+
+
+def test_verify_prints_the_log_of_a_fixed_game(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _log_matches_the_replay(capsys, "razboi", "cli")
 
 
 def test_verify_takes_a_client_seed_that_begins_with_a_dash(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    status, log, _ = _json_run(
-        capsys, "war", "verify", "--variant", "classic", "--server-seed", SEED,
-        "--client-seed", "-cli", "--nonce", "4",
-    )  # fmt: skip
-    war = WarGame(variant_rules("classic"), ("top", "top"), HandSeeds(SEED, "-cli", 4))
-    _, records = play_through(war)
-    assert status == 0 and log["turns"] == [record_to_dict(r) for r in records]
+    assert _log_matches_the_replay(capsys, "classic", "-cli")
 
 
 def _published(tmp_path: Path, *, tamper: bool = False) -> Path:
