@@ -2,7 +2,8 @@
 
 Two `casino-war serve` processes, each on a fresh database of the same kind, one with
 `CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint and,
-on SQLite, the prototype of `benchmarks.lean_hand`, are loaded in turn, round after round,
+on SQLite, the prototypes of `benchmarks.lean_hand` and `benchmarks.bare_hand`, are loaded in
+turn, round after round,
 by the same closed loop as the main benchmark (`benchmarks.http_load`): the server's CPU
 per hand of each, and their ratios, measured minutes apart on the same host, so the host's
 other tenants weigh on all of them alike.
@@ -13,11 +14,12 @@ import json
 import os
 import statistics
 import sys
-from contextlib import ExitStack
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from typing import Any
 
-from benchmarks import cpu, http_load, lean_hand, scratch, servers
+from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers
 from benchmarks.plan import FULL, Plan
 from benchmarks.scratch import DEFAULT_POSTGRES_URL
 
@@ -36,11 +38,17 @@ def _launched(stack: ExitStack, database_url: str, workers: int, hot: str) -> se
     return server
 
 
-def _prototype(stack: ExitStack, plan: Plan) -> tuple[http_load.Service, servers.Server]:
-    """`benchmarks.lean_hand` on a database the service set up for it (SQLite only)."""
-    url = stack.enter_context(scratch.scratch_database("sqlite", None, "prototype"))
+_PROTOTYPES: dict[str, Callable[[str], AbstractContextManager[servers.Server]]] = {
+    "prototype": lean_hand.serving,
+    "bare": bare_hand.serving,
+}
+
+
+def _prototype(stack: ExitStack, plan: Plan, name: str) -> tuple[http_load.Service, servers.Server]:
+    """A prototype on a database the service set up for it (SQLite only)."""
+    url = stack.enter_context(scratch.scratch_database("sqlite", None, name))
     service = lean_hand.prepared(url, plan)
-    server = stack.enter_context(lean_hand.serving(url))
+    server = stack.enter_context(_PROTOTYPES[name](url))
     return replace(service, base_url=server.base_url), server
 
 
@@ -57,7 +65,8 @@ def measure(
             server = _launched(stack, url, workers, hot)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
         if database == "sqlite":
-            services["prototype"] = _prototype(stack, plan)
+            for name in _PROTOTYPES:
+                services[name] = _prototype(stack, plan, name)
         per_round: dict[str, list[float | None]] = {name: [] for name in (*services, "noop")}
         noop = stack.enter_context(servers.noop(workers))
         noop.wait_ready()
@@ -81,6 +90,7 @@ def measure(
         "hot_path_vs_noop": _ratio(medians["hot_path"], medians["noop"]),
         "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
         "prototype_vs_noop": _ratio(medians.get("prototype"), medians["noop"]),
+        "bare_vs_noop": _ratio(medians.get("bare"), medians["noop"]),
     }
 
 

@@ -8,9 +8,10 @@ The server's CPU per hand moves by a third from one minute to the next on this s
 units: the difference of the two counts over the difference in units is what one more unit
 costs the server, its start-up, migrations and the players' set-up cancelling out
 (`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
-without it (`CASINO_WAR_HOT_PATH=false`), the prototype of `benchmarks.lean_hand` (on a
-database the service set up for it, outside the count), and the do-nothing endpoint;
-SQLite, one process (PostgreSQL's own work would not be counted: it runs in its server).
+without it (`CASINO_WAR_HOT_PATH=false`), the prototypes of `benchmarks.lean_hand` and
+`benchmarks.bare_hand` (each on a database the service set up for it, outside the count),
+and the do-nothing endpoint (`--servers` picks some); SQLite, one process (PostgreSQL's own
+work would not be counted: it runs in its server).
 
 Under valgrind a server runs about fifty times slower, so it runs with
 `CASINO_WAR_TOKEN_CACHE_SECONDS=3600`: with the default second, the token a client sends
@@ -48,6 +49,7 @@ _VARIANTS = {
     "hot_path": ("hands", {"CASINO_WAR_HOT_PATH": "true"}),
     "framework": ("hands", {"CASINO_WAR_HOT_PATH": "false"}),
     "prototype": ("prototype", {}),
+    "bare": ("bare", {}),
     "noop": ("noop", {}),
 }
 
@@ -85,6 +87,7 @@ def _wait_ready(base_url: str, process: "subprocess.Popen[bytes]") -> None:
 _MODULES = {
     "noop": ("benchmarks.noop_app",),
     "prototype": ("benchmarks.lean_hand",),
+    "bare": ("benchmarks.bare_hand",),
     "hands": ("api.cli", "serve"),
 }
 _PLAN = replace(QUICK, clients=(CLIENTS,))
@@ -96,7 +99,7 @@ def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
         url = f"sqlite:///{Path(directory) / 'bench.db'}"
-        service = lean_hand.prepared(url, _PLAN) if kind == "prototype" else None
+        service = lean_hand.prepared(url, _PLAN) if kind in ("prototype", "bare") else None
         env = {
             **os.environ,
             **env,
@@ -138,24 +141,23 @@ def _load(
     return asyncio.run(_drive(base_url, tokens, step, units))
 
 
-def measure(small: int, large: int) -> dict[str, Any]:
-    """Instructions per unit of each server, and the ratios the hot path's goals name."""
+def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> dict[str, Any]:
+    """Instructions per unit of each server named, and each one's ratio to the do-nothing
+    request (always counted: every ratio is to it)."""
     results: dict[str, Any] = {}
-    for name, (kind, env) in _VARIANTS.items():
+    for name in dict.fromkeys([*names, "noop"]):
+        kind, env = _VARIANTS[name]
         runs = [count(kind, env, small), count(kind, env, large)]
         results[name] = {
             "runs": [{"units": u, "instructions": i} for u, i in runs],
             "instructions_per_unit": round(per_unit(runs[0], runs[1])),
         }
     per = {name: results[name]["instructions_per_unit"] for name in results}
-    return {
-        "clients": CLIENTS,
-        "servers": results,
-        "hot_path_vs_noop": round(per["hot_path"] / per["noop"], 3),
-        "framework_vs_noop": round(per["framework"] / per["noop"], 3),
-        "prototype_vs_noop": round(per["prototype"] / per["noop"], 3),
-        "hot_path_vs_framework": round(per["hot_path"] / per["framework"], 3),
-    }
+    ratios = {f"{name}_vs_noop": round(per[name] / per["noop"], 3) for name in per}
+    del ratios["noop_vs_noop"]
+    if "hot_path" in per and "framework" in per:
+        ratios["hot_path_vs_framework"] = round(per["hot_path"] / per["framework"], 3)
+    return {"clients": CLIENTS, "servers": results, **ratios}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -164,8 +166,15 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--small", type=int, default=200, help="units of the smaller run")
     parser.add_argument("--large", type=int, default=600, help="units of the larger run")
+    parser.add_argument(
+        "--servers",
+        nargs="+",
+        choices=list(_VARIANTS),
+        default=list(_VARIANTS),
+        help="the servers to count (the do-nothing request always is)",
+    )
     options = parser.parse_args(argv)
-    json.dump(measure(options.small, options.large), sys.stdout, indent=2)
+    json.dump(measure(options.small, options.large, options.servers), sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

@@ -1,17 +1,21 @@
-"""The prototype of `benchmarks.lean_hand` measures the hand path only if it does the hand's
-work: on a database the service set up, it places hands and decides ties itself, and every
-hand passes `casino-war audit`, which replays each from its seeds and holds the ledger to
-it."""
+"""The prototypes of `benchmarks.lean_hand` and `benchmarks.bare_hand` measure the hand path
+only if they do the hand's work: on a database the service set up, each places hands and
+decides ties itself, and every hand passes `casino-war audit`, which replays each from its
+seeds and holds the ledger to it."""
 
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
-from benchmarks import http_load, servers
-from benchmarks.lean_hand import prepared, serving
+import pytest
+
+from benchmarks import bare_hand, http_load, lean_hand, servers
+from benchmarks.lean_hand import prepared
 from benchmarks.plan import TINY
 
 
@@ -23,7 +27,13 @@ def _hands_and_wars(database: Path) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def test_the_prototype_plays_hands_and_wars_that_pass_the_audit(tmp_path: Path) -> None:
+Serving = Callable[[str], AbstractContextManager[servers.Server]]
+
+
+@pytest.mark.parametrize("serving", [lean_hand.serving, bare_hand.serving], ids=["lean", "bare"])
+def test_the_prototype_plays_hands_and_wars_that_pass_the_audit(
+    tmp_path: Path, serving: Serving
+) -> None:
     database = tmp_path / "prototype.db"
     url = f"sqlite:///{database}"
     service = prepared(url, TINY)

@@ -1,0 +1,492 @@
+"""The leanest hand path this stack allows: the service's rows and checks, and as little
+Python between its statements as a hand needs.
+
+`python -m benchmarks.bare_hand --port P` serves `POST /v1/hands` and `POST
+/v1/hands/{id}/decision` on `CASINO_WAR_DATABASE_URL` (SQLite, one process), served by
+`api.server.serve` like the do-nothing endpoint. It asks whether the goal of issue 16 (a
+SQLite hand for at most 4 do-nothing requests of server CPU) can be met by any hand path
+in Python on this schema, where `benchmarks.lean_hand` asks what the product's own code
+costs with nothing around it.
+
+It sends SQLite what `benchmarks.lean_hand` sends, statement for statement (the statements
+`benchmarks.sqlite_floor` replays), in positional form on a bare `sqlite3` connection. The
+game, the hash chain and the fingerprints are the product's functions (`casino.hand`,
+`ledger.chain`, `api.http.idempotency.fingerprint`), so every hand it writes passes
+`casino-war audit`. What it has no Python for is what the product builds around them:
+SQLAlchemy, the ledger's pending transactions and links, the statement builders, value
+objects for reads that are used once. A table's rules and a player's accounts are read
+once, as the service remembers them. Like `benchmarks.lean_hand` it leaves out the
+framework, the access log, problem bodies, protected players and opening accounts (`prepared`
+sets the database up), and answers with the hand's id, status and money.
+
+A measuring instrument, not a second implementation: `benchmarks.hot_path` loads it in the
+same rounds as the service, the prototype and the do-nothing endpoint.
+"""
+
+import argparse
+import functools
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from litestar.enums import ScopeType
+from litestar.types import HTTPResponseStartEvent, Receive, Scope, Send
+
+from api.domain.hands.ledger import reference
+from api.domain.hands.postings import HandAccounts
+from api.domain.tokens.service import hash_token
+from api.http.hardening import read_body
+from api.http.idempotency import fingerprint
+from api.server import serve
+from benchmarks import servers
+from casino.errors import GameError
+from casino.fairness import HandSeeds
+from casino.hand import Action, Hand, HandStatus, deal, decide, play
+from casino.rules import TableRules
+from casino.version import ENGINE_VERSION, rules_hash
+from ledger.batch import INT64_MAX, INT64_MIN
+from ledger.chain import request_fingerprint, transaction_hash
+from ledger.chains import next_seq
+from ledger.database import make_engine
+
+_TOKEN = "SELECT id, player_id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL"
+_RECORD = (
+    "SELECT request_hash, response_status, CAST(response_body AS TEXT) "
+    'FROM idempotency_records WHERE caller = ? AND "key" = ?'
+)
+_INSERT_RECORD = (
+    'INSERT INTO idempotency_records (caller, "key", request_hash, response_status, '
+    "response_body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+)
+_PLAYER = "SELECT protected FROM players WHERE id = ?"
+_RULES = "SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = ?"
+_ACCOUNTS = "SELECT code, id, side, min_balance FROM ledger_accounts WHERE code IN (?, ?, ?)"
+_OPENING = (
+    "SELECT sp.id, sp.server_seed, sp.client_seed, sp.next_nonce, "
+    "(SELECT h.id FROM hands h WHERE h.player_id = ?1 AND h.status = 'awaiting_decision'), "
+    "(SELECT t.is_open FROM casino_tables t WHERE t.id = ?2), "
+    "(SELECT a.balance FROM ledger_accounts a WHERE a.code = ?3) "
+    "FROM seed_pairs sp WHERE sp.player_id = ?1 AND sp.revealed_at IS NULL"
+)
+_INSERT_HAND = (
+    "INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status, "
+    "bet, tie_bet, raise_amount, player_card, dealer_card, outcome, total_staked, "
+    "total_returned, net, balance_before, balance_after, created_at, settled_at, "
+    "engine_version, rules_hash, placed_by_token) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id"
+)
+_ADVANCE_NONCE = "UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = ?"
+_DECIDING = (
+    "SELECT h.player_id, h.table_id, h.nonce, h.currency, CAST(h.rules AS TEXT), h.bet, "
+    "h.tie_bet, h.decision, sp.server_seed, sp.client_seed "
+    "FROM hands h JOIN seed_pairs sp ON sp.id = h.seed_pair_id WHERE h.id = ?"
+)
+_BALANCE = "SELECT balance FROM ledger_accounts WHERE id = ?"
+_SETTLE_HAND = (
+    "UPDATE hands SET decision = ?, decided_by = 'player', decided_by_token = ?, "
+    "raise_amount = ?, total_staked = ?, war_burned = ?, war_player_card = ?, "
+    "war_dealer_card = ?, status = ?, outcome = ?, total_returned = ?, net = ?, "
+    "balance_after = ?, settled_at = ? WHERE id = ?"
+)
+# The ledger's five statements (`ledger.fresh.post_new`), for a batch of at most two
+# transactions moving at most three accounts.
+_LOCK_HEAD = "SELECT seq, hash FROM ledger_chain_head WHERE id = ?"
+_MOVE_HEAD = "UPDATE ledger_chain_head SET seq = ?, hash = ? WHERE id = ?"
+_TRANSACTION_COLUMNS = (
+    "seq, chain, kind, reference, idempotency_key, request_hash, metadata, posted_at, "
+    "prev_hash, hash"
+)
+
+
+@functools.cache
+def _move_balances(count: int) -> str:
+    """Every balance in one UPDATE, each limit and 64-bit bound checked in it, as
+    `ledger.fresh` does: parameters are (id, delta, ceiling, floor, lowest) per account."""
+    whens = " ".join(f"WHEN ?{5 * i + 1} THEN ?{{}}" for i in range(count))
+
+    def case(offset: int) -> str:
+        return "CASE id " + whens.format(*(5 * i + offset for i in range(count))) + " END"
+
+    ids = ", ".join(f"?{5 * i + 1}" for i in range(count))
+    return (
+        f"UPDATE ledger_accounts SET balance = balance + {case(2)} WHERE id IN ({ids}) "
+        f"AND balance <= {case(3)} AND balance >= {case(4)} "
+        f"AND (min_balance IS NULL OR balance + {case(5)} >= min_balance) RETURNING id"
+    )
+
+
+@functools.cache
+def _insert_transactions(count: int) -> str:
+    rows = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * count)
+    return f"INSERT INTO ledger_transactions ({_TRANSACTION_COLUMNS}) VALUES {rows} RETURNING id"
+
+
+@functools.cache
+def _insert_entries(count: int) -> str:
+    rows = ", ".join(["(?, ?, ?, ?)"] * count)
+    return (
+        f"INSERT INTO ledger_entries (transaction_id, account_id, currency, amount) VALUES {rows}"
+    )
+
+
+class Refusal(Exception):
+    """A request refused; its transaction is rolled back."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """What a hand records of its table, computed once: the rules, as parsed, stored and hashed."""
+
+    rules: TableRules
+    stored: str
+    hashed: str
+
+
+@dataclass(frozen=True, slots=True)
+class Books:
+    """A player's three accounts in one currency: code, row id, normal side and limit."""
+
+    chain: int
+    currency: str
+    wallet: str
+    held: str
+    house: str
+    rows: dict[str, tuple[int, str, int | None]]
+
+
+Transfer = tuple[str, str, int]  # debit code, credit code, amount
+Step = tuple[str, list[Transfer], dict[str, str]]  # kind, transfers, metadata of its own
+
+
+class BareHands:
+    """The two commands on one `sqlite3` connection, in the service's order."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+        self._callers: dict[str, tuple[int, int]] = {}
+        self._tables: dict[int, Table | None] = {}
+        self._recorded_rules: dict[str, TableRules] = {}
+        self._books: dict[tuple[int, str], Books] = {}
+
+    def caller(self, token: str) -> tuple[int, int]:
+        found = self._callers.get(token)
+        if found is None:
+            row = self._db.execute(_TOKEN, (hash_token(token),)).fetchone()
+            if row is None or row[1] is None:
+                raise Refusal(401)
+            found = self._callers[token] = (int(row[0]), int(row[1]))
+        return found
+
+    def run(self, token: str, key: str, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
+        """One command and its key's record in one transaction; a key seen before replays."""
+        token_id, player_id = self.caller(token)
+        caller = f"token:{token_id}"
+        request_hash = fingerprint("POST", path, body)
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            earlier = db.execute(_RECORD, (caller, key)).fetchone()
+            if earlier is not None:
+                db.rollback()
+                if earlier[0] != request_hash:
+                    raise Refusal(422)
+                return int(earlier[1]), str(earlier[2]).encode()
+            if path == "/v1/hands":
+                status, answer = 201, self._place(player_id, token_id, body)
+            elif path.startswith("/v1/hands/") and path.endswith("/decision"):
+                hand_id = int(path[len("/v1/hands/") : -len("/decision")])
+                status, answer = 200, self._decide(player_id, token_id, hand_id, body)
+            else:
+                raise Refusal(404)
+            encoded = msgspec.json.encode(answer)
+            now = _stored_time(datetime.now(UTC))
+            db.execute(_INSERT_RECORD, (caller, key, request_hash, status, encoded.decode(), now))
+            db.commit()
+        except BaseException:
+            if db.in_transaction:
+                db.rollback()
+            raise
+        return status, encoded
+
+    def _place(self, player_id: int, token_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        db = self._db
+        table_id, bet = int(body["table_id"]), int(body["bet"])
+        tie_bet = int(body.get("tie_bet", 0))
+        if db.execute(_PLAYER, (player_id,)).fetchone()[0]:
+            raise Refusal(501)  # protected players' checks are not prototyped
+        table = self._table(table_id)
+        if table is None:
+            raise Refusal(404)
+        books = self._books_of(player_id, table.rules.currency)
+        pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = db.execute(
+            _OPENING, (player_id, table_id, books.wallet)
+        ).fetchone()
+        if unfinished is not None or not table_open:
+            raise Refusal(409)
+        table.rules.check_wager(bet, tie_bet)
+        hand = deal(table.rules.game, HandSeeds(server_seed, client_seed, nonce), bet, tie_bet)
+        if wallet < hand.total_staked:
+            raise Refusal(422)
+        created_at = datetime.now(UTC)
+        settled = _settled(hand, wallet - hand.total_staked)
+        settled_at = None if settled[4] is None else _stored_time(settled[4])
+        hand_id = db.execute(
+            _INSERT_HAND,
+            (
+                player_id, table_id, pair_id, nonce, books.currency, table.stored,
+                hand.status.value, bet, tie_bet, hand.player_card, hand.dealer_card,
+                settled[0], hand.total_staked, settled[1], settled[2], wallet, settled[3],
+                _stored_time(created_at), settled_at, ENGINE_VERSION, table.hashed, token_id,
+            ),
+        ).fetchone()[0]  # fmt: skip
+        db.execute(_ADVANCE_NONCE, (pair_id,))
+        stake = hand.bet + hand.tie_bet
+        steps: list[Step] = [("stake", [(books.wallet, books.held, stake)], {})]
+        if hand.status is HandStatus.SETTLED:
+            steps.append(("settlement", _settlement(books, hand), {}))
+        self._post(books, hand_id, player_id, table_id, token_id, steps, created_at)
+        return _answer(hand_id, hand, settled[3])
+
+    def _decide(
+        self, player_id: int, token_id: int, hand_id: int, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        db = self._db
+        action = Action(body["action"])
+        db.execute(_PLAYER, (player_id,)).fetchone()
+        row = db.execute(_DECIDING, (hand_id,)).fetchone()
+        if row is None or row[0] != player_id:
+            raise Refusal(404)
+        _, table_id, nonce, currency, rules_text, bet, tie_bet, recorded = row[:8]
+        rules = self._rules_recorded(rules_text)
+        seeds = HandSeeds(row[8], row[9], nonce)
+        earlier = Action(recorded) if recorded is not None else None
+        hand = decide(play(rules.game, seeds, bet, tie_bet, earlier), action)
+        books = self._books_of(player_id, currency)
+        wallet = db.execute(_BALANCE, (books.rows[books.wallet][0],)).fetchone()[0]
+        if wallet < hand.raise_amount:
+            raise Refusal(422)
+        settled = _settled(hand, wallet - hand.raise_amount)
+        decision = {"decided_by": "player", "decision": action.value}
+        steps: list[Step] = [("settlement", _settlement(books, hand), decision)]
+        if action is Action.WAR:
+            steps.insert(0, ("raise", [(books.wallet, books.held, hand.raise_amount)], {}))
+        posted_at = settled[4]
+        self._post(books, hand_id, player_id, table_id, token_id, steps, posted_at)
+        war = hand.war
+        db.execute(
+            _SETTLE_HAND,
+            (
+                action.value, token_id, hand.raise_amount, hand.total_staked,
+                json.dumps(list(war.burned)) if war else None,
+                war.player_card if war else None, war.dealer_card if war else None,
+                hand.status.value, settled[0], settled[1], settled[2], settled[3],
+                _stored_time(posted_at), hand_id,
+            ),
+        )  # fmt: skip
+        return _answer(hand_id, hand, settled[3])
+
+    def _post(
+        self,
+        books: Books,
+        hand_id: int,
+        player_id: int,
+        table_id: int,
+        token_id: int,
+        steps: Sequence[Step],
+        posted_at: datetime,
+    ) -> None:
+        """The hand's steps as the next links of the player's chain, in `ledger.fresh`'s five
+        statements; the hashes and fingerprints are the ledger's own functions."""
+        db, rows = self._db, books.rows
+        hand_reference = reference(hand_id)
+        moves: dict[str, list[int]] = {}  # code -> [running, lowest, highest]
+        transactions: list[tuple[str, list[tuple[str, int]], dict[str, Any]]] = []
+        for kind, transfers, extra in steps:
+            legs: list[tuple[str, int]] = []
+            for debit, credit, amount in transfers:
+                if amount > 0:
+                    legs += ((debit, amount), (credit, -amount))
+            for code, amount in legs:
+                move = moves.setdefault(code, [0, 0, 0])
+                move[0] += amount if rows[code][1] == "debit" else -amount
+            for code in {code for code, _ in legs}:
+                move = moves[code]
+                move[1], move[2] = min(move[1], move[0]), max(move[2], move[0])
+            metadata = {"actor_token_id": token_id, "player_id": player_id, "table_id": table_id}
+            transactions.append((kind, legs, dict(sorted((metadata | extra).items()))))
+        parameters: list[object] = []
+        moved = sorted(
+            (rows[code][0], running, lowest, highest)
+            for code, (running, lowest, highest) in moves.items()
+            if running or lowest < 0
+        )
+        for account_id, running, lowest, highest in moved:
+            parameters += (
+                account_id, running, INT64_MAX - max(highest, 0), INT64_MIN - min(lowest, 0), lowest
+            )  # fmt: skip
+        if len(db.execute(_move_balances(len(moved)), parameters).fetchall()) < len(moved):
+            raise Refusal(422)  # a limit: the rollback takes every move back
+        seq, prev_hash = db.execute(_LOCK_HEAD, (books.chain,)).fetchone()
+        stored_at = _stored_time(posted_at)
+        values: list[object] = []
+        for kind, legs, metadata in transactions:
+            seq = next_seq(books.chain, seq)
+            key = f"{hand_reference}:{kind}"
+            digest = transaction_hash(
+                seq=seq,
+                kind=kind,
+                reference=hand_reference,
+                idempotency_key=key,
+                metadata=metadata,
+                posted_at=posted_at,
+                entries=((code, books.currency, amount) for code, amount in legs),
+                prev_hash=prev_hash,
+            )
+            fingerprinted = request_fingerprint(
+                kind=kind, reference=hand_reference, metadata=metadata, legs=legs
+            )
+            values += (
+                seq, books.chain, kind, hand_reference, key, fingerprinted, json.dumps(metadata),
+                stored_at, prev_hash, digest,
+            )  # fmt: skip
+            prev_hash = digest
+        ids = [row[0] for row in db.execute(_insert_transactions(len(transactions)), values)]
+        ids.sort()  # ascending with seq: both grow with each row inserted
+        entries: list[object] = []
+        for transaction_id, (_, legs, _) in zip(ids, transactions, strict=True):
+            for code, amount in legs:
+                entries += (transaction_id, rows[code][0], books.currency, amount)
+        db.execute(_insert_entries(len(entries) // 4), entries)
+        db.execute(_MOVE_HEAD, (seq, prev_hash, books.chain))
+
+    def _table(self, table_id: int) -> Table | None:
+        if table_id not in self._tables:
+            row = self._db.execute(_RULES, (table_id,)).fetchone()
+            rules = None if row is None else TableRules.from_dict(json.loads(row[0]))
+            stored = None if rules is None else json.dumps(rules.as_dict())
+            self._tables[table_id] = (
+                None if rules is None or stored is None else Table(rules, stored, rules_hash(rules))
+            )
+        return self._tables[table_id]
+
+    def _rules_recorded(self, text: str) -> TableRules:
+        rules = self._recorded_rules.get(text)
+        if rules is None:
+            rules = self._recorded_rules[text] = TableRules.from_dict(json.loads(text))
+        return rules
+
+    def _books_of(self, player_id: int, currency: str) -> Books:
+        books = self._books.get((player_id, currency))
+        if books is None:
+            accounts = HandAccounts.of(player_id, currency)
+            codes = [spec.code for spec in accounts.specs()]
+            found = self._db.execute(_ACCOUNTS, codes).fetchall()
+            rows = {code: (account_id, side, limit) for code, account_id, side, limit in found}
+            if len(rows) < len(codes):
+                raise Refusal(501)  # opening accounts is not prototyped: `prepared` opens them
+            wallet, held, house = codes
+            books = Books(accounts.chain, currency, wallet, held, house, rows)
+            self._books[(player_id, currency)] = books
+        return books
+
+
+def _settled(hand: Hand, wallet_before_settlement: int) -> tuple[Any, Any, Any, Any, Any]:
+    """outcome, total_returned, net, balance_after and settled_at: None while the hand waits."""
+    if hand.total_returned is None or hand.outcome is None:
+        return None, None, None, None, None
+    balance_after = wallet_before_settlement + hand.total_returned
+    if balance_after > INT64_MAX:
+        raise Refusal(422)
+    return hand.outcome.value, hand.total_returned, hand.net, balance_after, datetime.now(UTC)
+
+
+def _answer(hand_id: int, hand: Hand, balance_after: int | None) -> dict[str, Any]:
+    return {
+        "id": hand_id,
+        "status": hand.status.value,
+        "net": hand.net,
+        "balance_after": balance_after,
+    }
+
+
+def _settlement(books: Books, hand: Hand) -> list[Transfer]:
+    assert hand.total_returned is not None
+    return [
+        (books.held, books.house, hand.total_staked),
+        (books.house, books.wallet, hand.total_returned),
+    ]
+
+
+def _stored_time(moment: datetime) -> str:
+    """A UTC time as SQLAlchemy's SQLite dialect stores `UTCDateTime`."""
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+async def app(scope: Scope, receive: Receive, send: Send) -> None:
+    """The ASGI callable uvicorn serves: `/ready`, and the two commands."""
+    if scope["type"] != ScopeType.HTTP:
+        return
+    body = await read_body(receive)
+    status, answer = (200 if scope["path"] == "/ready" else 404), b"{}"
+    if scope.get("method") == "POST":
+        headers = dict(scope["headers"])
+        try:
+            token = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
+            key = headers[b"idempotency-key"].decode()
+            status, answer = _hands().run(token, key, scope["path"], msgspec.json.decode(body))
+        except Refusal as refused:
+            status = refused.status
+        except GameError:  # a wager or a decision the game refuses
+            status = 422
+        except (KeyError, ValueError, msgspec.DecodeError):
+            status = 400
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json")],
+    }
+    await send(start)
+    await send({"type": "http.response.body", "body": answer, "more_body": False})
+
+
+@contextmanager
+def serving(database_url: str) -> Iterator[servers.Server]:
+    """The prototype served on a database `lean_hand.prepared` set up, until the block ends."""
+    command = [sys.executable, "-m", "benchmarks.bare_hand"]
+    with servers.launched(command, {"CASINO_WAR_DATABASE_URL": database_url}, "/ready") as server:
+        server.wait_ready()
+        yield server
+
+
+@functools.cache
+def _hands() -> BareHands:
+    """The service's engine sets the connection up (WAL, its pragmas); the prototype then
+    runs on the driver's connection, and begins and commits its transactions itself."""
+    engine = make_engine(os.environ["CASINO_WAR_DATABASE_URL"])
+    connection = engine.raw_connection().driver_connection
+    assert isinstance(connection, sqlite3.Connection)
+    connection.isolation_level = None
+    return BareHands(connection)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8003)
+    args = parser.parse_args()
+    serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=1)
+
+
+if __name__ == "__main__":
+    main()
