@@ -8,14 +8,13 @@ does over the batch, and the links that append the batch to its hash chain.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ledger.chain import canonical_json, request_fingerprint, transaction_hash
+from ledger.chain import request_fingerprint, stored_metadata, transaction_hash
 from ledger.chains import next_seq
 from ledger.errors import CurrencyMismatch, InvalidTransaction
 from ledger.model import Entry, Side, TransactionRequest
@@ -57,11 +56,11 @@ class Pending:
         legs: tuple[tuple[str, int], ...],
         pairs: tuple[tuple[str, str], ...],
     ) -> Pending:
-        stored_metadata: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
+        stored = stored_metadata(metadata)
         fingerprint = request_fingerprint(
-            kind=kind, reference=reference, metadata=stored_metadata, legs=legs
+            kind=kind, reference=reference, metadata=stored, legs=legs
         )
-        return cls(kind, idempotency_key, reference, stored_metadata, legs, pairs, fingerprint)
+        return cls(kind, idempotency_key, reference, stored, legs, pairs, fingerprint)
 
     @classmethod
     def of_request(cls, request: TransactionRequest) -> Pending:

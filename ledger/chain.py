@@ -21,6 +21,23 @@ def canonical_json(value: Any) -> str:
         raise InvalidTransaction(f"metadata is not plain JSON: {error}") from error
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def stored_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata as the ledger stores and hashes it: what its canonical JSON reads back as.
+
+    A flat mapping of `str` keys to `str`, `int`, `bool` or None values, which is what every
+    posting on a request path carries, reads back as itself with its keys sorted, so it is
+    copied so instead of being written and read again (two of a hand's JSON passes); any
+    other takes the round trip, which also refuses what is not plain JSON.
+    """
+    if all(type(key) is str and type(value) in _PLAIN for key, value in metadata.items()):
+        return dict(sorted(metadata.items()))
+    normalised: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
+    return normalised
+
+
 def iso_utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
