@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError, OperationalError
 
 from ledger.database import make_engine, normalize_url
 
@@ -54,5 +55,33 @@ def test_sqlite_read_only_connection_may_begin_deferred_without_the_write_lock(
             reader.execute(text("SELECT 1"))
             with engine.begin() as writer:  # would wait for the reader under IMMEDIATE
                 writer.execute(text("CREATE TABLE t (x INTEGER)"))
+    finally:
+        engine.dispose()
+
+
+def test_a_sqlite_begin_that_finds_the_database_locked_fails_as_sqlalchemy_fails(
+    tmp_path: Path,
+) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}", connect_args={"timeout": 0})
+    try:
+        with engine.begin() as holder, engine.connect() as waiting:
+            holder.execute(text("CREATE TABLE t (x INTEGER)"))
+            with pytest.raises(OperationalError, match="locked") as refused:
+                waiting.begin()
+            assert "BEGIN IMMEDIATE" in str(refused.value)
+            assert not refused.value.connection_invalidated
+    finally:
+        engine.dispose()
+
+
+def test_a_sqlite_begin_on_a_lost_connection_invalidates_it(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'x.db'}")
+    try:
+        with engine.connect() as connection:
+            connection.connection.driver_connection.close()  # type: ignore[union-attr]
+            with pytest.raises(DBAPIError) as lost:
+                connection.begin()
+            assert lost.value.connection_invalidated
+            assert connection.invalidated
     finally:
         engine.dispose()
