@@ -79,6 +79,8 @@ def profile(database_url: str, hands: int) -> dict[str, Any]:
                 statements.append(statement)
 
         _count_driver_statements(database.engine, _count)
+        if database.sqlite_writer is not None:  # its kept connection is not the pool's
+            database.sqlite_writer.close()
         database.engine.dispose()  # connections opened from now on count
 
         headers = {"Authorization": f"Bearer {operator}"}
