@@ -8,6 +8,7 @@ Money flow, each step one balanced ledger transaction referencing the hand
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from api.domain.hands.ledger import reference
 from casino.hand import Hand
@@ -47,17 +48,21 @@ class HandAccounts:
 
     @classmethod
     def of(cls, player_id: int, currency: str) -> "HandAccounts":
-        key = str(player_id)
-        chain = chain_for(key)
-        return cls(
-            chart.wallet(key, currency),
-            chart.held(key, currency),
-            chart.house(currency, chain),
-            chain,
-        )
+        return _hand_accounts(player_id, currency)
 
     def specs(self) -> tuple[AccountSpec, ...]:
         return (self.wallet, self.held, self.house)
+
+
+@lru_cache(maxsize=4096)
+def _hand_accounts(player_id: int, currency: str) -> HandAccounts:
+    """Worked out once per player and currency while the player plays: every hand and
+    decision needs them, and they are values that never change."""
+    key = str(player_id)
+    chain = chain_for(key)
+    return HandAccounts(
+        chart.wallet(key, currency), chart.held(key, currency), chart.house(currency, chain), chain
+    )
 
 
 def step(
