@@ -5,6 +5,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from api.db.database import Database
+from api.db.models import Player
 
 
 def _driver_connection(database: Database) -> object:
@@ -64,6 +65,17 @@ def test_a_unit_of_work_that_raises_writes_nothing_and_the_next_one_commits(
         _refuse_after_a_write(database)
     _add_player(database, "Ada")
     assert _count_players(database) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_unit_of_work_starts_with_nothing_the_one_before_loaded(database: Database) -> None:
+    _add_player(database, "Ada")
+    with database.transaction() as session:
+        loaded = session.get(Player, 1)
+        assert loaded is not None
+        assert len(session.identity_map) == 1
+    with database.transaction() as session:
+        assert len(session.identity_map) == 0
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
