@@ -1,33 +1,33 @@
 """The leanest hand path this stack allows: the service's rows and checks, and as little
 Python between its statements as a hand needs.
 
-`python -m benchmarks.bare_hand --port P` serves `POST /v1/hands` and `POST
-/v1/hands/{id}/decision` on `CASINO_WAR_DATABASE_URL` (SQLite, one process), served by
-`api.server.serve` like the do-nothing endpoint. It asks whether the goal of issue 16 (a
-SQLite hand for at most 4 do-nothing requests of server CPU) can be met by any hand path
-in Python on this schema, where `benchmarks.lean_hand` asks what the product's own code
-costs with nothing around it.
+`python -m benchmarks.bare_hand --port P [--workers N]` serves `POST /v1/hands` and `POST
+/v1/hands/{id}/decision` on `CASINO_WAR_DATABASE_URL` (SQLite or PostgreSQL, a connection per
+worker process), served by `api.server.serve` like the do-nothing endpoint. It asks whether
+the goals of issue 16 (a hand for at most 4 do-nothing requests of server CPU on SQLite, 5
+on PostgreSQL) can be met by any hand path in Python on this schema, where
+`benchmarks.lean_hand` asks what the product's own code costs with nothing around it.
 
-It sends SQLite what `benchmarks.lean_hand` sends, statement for statement (the statements
-`benchmarks.sqlite_floor` replays), in positional form on a bare `sqlite3` connection. The
-game, the hash chain and the fingerprints are the product's functions (`casino.hand`,
-`ledger.chain`, `api.http.idempotency.fingerprint`), so every hand it writes passes
-`casino-war audit`. What it has no Python for is what the product builds around them:
-SQLAlchemy, the ledger's pending transactions and links, the statement builders, value
-objects for reads that are used once. A table's rules and a player's accounts are read
-once, as the service remembers them. Like `benchmarks.lean_hand` it leaves out the
-framework, the access log, problem bodies, protected players and opening accounts (`prepared`
-sets the database up), and answers with the hand's id, status and money.
+It sends the database what the service's hot path sends, statement for statement (on
+SQLite, the statements `benchmarks.sqlite_floor` replays; on PostgreSQL also the key's
+advisory lock and the row locks), with positional parameters on the driver's connection.
+The game, the hash chain and the fingerprints are the product's functions (`casino.hand`,
+`ledger.chain`, `api.http.idempotency`), so every hand it writes passes `casino-war
+audit`. What it has no Python for is what the product builds around them: SQLAlchemy, the
+ledger's pending transactions and links, the statement builders, value objects for reads
+that are used once. A table's rules and a player's accounts are read once, as the service
+remembers them. Like `benchmarks.lean_hand` it leaves out the framework, the access log,
+problem bodies, protected players and opening accounts (`lean_hand.prepared` sets the
+database up), and answers with the hand's id, status and money.
 
 A measuring instrument, not a second implementation: `benchmarks.hot_path` loads it in the
-same rounds as the service, the prototype and the do-nothing endpoint.
+same rounds as the service, the lean prototype and the do-nothing endpoint.
 """
 
 import argparse
 import functools
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,7 +43,7 @@ from api.domain.hands.ledger import reference
 from api.domain.hands.postings import HandAccounts
 from api.domain.tokens.service import hash_token
 from api.http.hardening import read_body
-from api.http.idempotency import fingerprint
+from api.http.idempotency import advisory_lock_key, fingerprint
 from api.server import serve
 from benchmarks import servers
 from casino.errors import GameError
@@ -65,15 +65,16 @@ _INSERT_RECORD = (
     'INSERT INTO idempotency_records (caller, "key", request_hash, response_status, '
     "response_body, created_at) VALUES (?, ?, ?, ?, ?, ?)"
 )
-_PLAYER = "SELECT protected FROM players WHERE id = ?"
+_PLAYER = "SELECT protected FROM players WHERE id = ?{for_update}"
+_LOCK_KEY = "SELECT pg_try_advisory_xact_lock(?)"
 _RULES = "SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = ?"
 _ACCOUNTS = "SELECT code, id, side, min_balance FROM ledger_accounts WHERE code IN (?, ?, ?)"
 _OPENING = (
     "SELECT sp.id, sp.server_seed, sp.client_seed, sp.next_nonce, "
-    "(SELECT h.id FROM hands h WHERE h.player_id = ?1 AND h.status = 'awaiting_decision'), "
-    "(SELECT t.is_open FROM casino_tables t WHERE t.id = ?2), "
-    "(SELECT a.balance FROM ledger_accounts a WHERE a.code = ?3) "
-    "FROM seed_pairs sp WHERE sp.player_id = ?1 AND sp.revealed_at IS NULL"
+    "(SELECT h.id FROM hands h WHERE h.player_id = ? AND h.status = 'awaiting_decision'), "
+    "(SELECT t.is_open FROM casino_tables t WHERE t.id = ?), "
+    "(SELECT a.balance FROM ledger_accounts a WHERE a.code = ?) "
+    "FROM seed_pairs sp WHERE sp.player_id = ? AND sp.revealed_at IS NULL"
 )
 _INSERT_HAND = (
     "INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status, "
@@ -97,7 +98,7 @@ _SETTLE_HAND = (
 )
 # The ledger's five statements (`ledger.fresh.post_new`), for a batch of at most two
 # transactions moving at most three accounts.
-_LOCK_HEAD = "SELECT seq, hash FROM ledger_chain_head WHERE id = ?"
+_LOCK_HEAD = "SELECT seq, hash FROM ledger_chain_head WHERE id = ?{for_update}"
 _MOVE_HEAD = "UPDATE ledger_chain_head SET seq = ?, hash = ? WHERE id = ?"
 _TRANSACTION_COLUMNS = (
     "seq, chain, kind, reference, idempotency_key, request_hash, metadata, posted_at, "
@@ -108,18 +109,32 @@ _TRANSACTION_COLUMNS = (
 @functools.cache
 def _move_balances(count: int) -> str:
     """Every balance in one UPDATE, each limit and 64-bit bound checked in it, as
-    `ledger.fresh` does: parameters are (id, delta, ceiling, floor, lowest) per account."""
-    whens = " ".join(f"WHEN ?{5 * i + 1} THEN ?{{}}" for i in range(count))
-
-    def case(offset: int) -> str:
-        return "CASE id " + whens.format(*(5 * i + offset for i in range(count))) + " END"
-
-    ids = ", ".join(f"?{5 * i + 1}" for i in range(count))
+    `ledger.fresh` does; `_move_parameters` lists its parameters."""
+    case = "CASE id " + " ".join(["WHEN ? THEN ?"] * count) + " END"
+    ids = ", ".join(["?"] * count)
     return (
-        f"UPDATE ledger_accounts SET balance = balance + {case(2)} WHERE id IN ({ids}) "
-        f"AND balance <= {case(3)} AND balance >= {case(4)} "
-        f"AND (min_balance IS NULL OR balance + {case(5)} >= min_balance) RETURNING id"
+        f"UPDATE ledger_accounts SET balance = balance + {case} WHERE id IN ({ids}) "
+        f"AND balance <= {case} AND balance >= {case} "
+        f"AND (min_balance IS NULL OR balance + {case} >= min_balance) RETURNING id"
     )
+
+
+def _move_parameters(moves: Sequence[tuple[int, int, int, int]]) -> list[object]:
+    """`_move_balances`'s parameters for moves of (account id, delta, lowest, highest), in
+    the order the statement names them: each CASE pairs an id with its value."""
+
+    def case(values: Sequence[int]) -> list[object]:
+        return [
+            item for move, value in zip(moves, values, strict=True) for item in (move[0], value)
+        ]
+
+    return [
+        *case([delta for _, delta, _, _ in moves]),
+        *(move[0] for move in moves),
+        *case([INT64_MAX - max(highest, 0) for _, _, _, highest in moves]),
+        *case([INT64_MIN - min(lowest, 0) for _, _, lowest, _ in moves]),
+        *case([lowest for _, _, lowest, _ in moves]),
+    ]
 
 
 @functools.cache
@@ -169,11 +184,49 @@ Transfer = tuple[str, str, int]  # debit code, credit code, amount
 Step = tuple[str, list[Transfer], dict[str, str]]  # kind, transfers, metadata of its own
 
 
-class BareHands:
-    """The two commands on one `sqlite3` connection, in the service's order."""
+class Bare:
+    """A driver's connection (`sqlite3` or psycopg) and its spelling of the statements,
+    which are written with `?` placeholders and `{for_update}` where PostgreSQL locks."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._db = connection
+    def __init__(self, connection: Any, *, postgresql: bool) -> None:
+        self._connection = connection
+        self.postgresql = postgresql
+
+    def run(self, sql: str, parameters: Sequence[object] = ()) -> Any:
+        """The statement executed; its cursor."""
+        return self._connection.execute(_spelled(sql, self.postgresql), parameters)
+
+    def begin(self) -> None:
+        """SQLite's write lock taken up front, as the service takes it; psycopg begins a
+        transaction with the first statement."""
+        if not self.postgresql:
+            self._connection.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self._connection.commit()
+
+    def rollback(self) -> None:
+        self._connection.rollback()
+
+    def time(self, moment: datetime) -> object:
+        """A UTC time as the service stores it: SQLAlchemy's SQLite text, or a `timestamptz`."""
+        if self.postgresql:
+            return moment
+        return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+@functools.lru_cache(maxsize=64)
+def _spelled(sql: str, postgresql: bool) -> str:
+    if postgresql:
+        return sql.replace("{for_update}", " FOR UPDATE").replace("?", "%s")
+    return sql.replace("{for_update}", "")
+
+
+class BareHands:
+    """The two commands on one driver connection, in the service's order."""
+
+    def __init__(self, db: Bare) -> None:
+        self._db = db
         self._callers: dict[str, tuple[int, int]] = {}
         self._tables: dict[int, Table | None] = {}
         self._recorded_rules: dict[str, TableRules] = {}
@@ -182,7 +235,8 @@ class BareHands:
     def caller(self, token: str) -> tuple[int, int]:
         found = self._callers.get(token)
         if found is None:
-            row = self._db.execute(_TOKEN, (hash_token(token),)).fetchone()
+            row = self._db.run(_TOKEN, (hash_token(token),)).fetchone()
+            self._db.rollback()
             if row is None or row[1] is None:
                 raise Refusal(401)
             found = self._callers[token] = (int(row[0]), int(row[1]))
@@ -194,9 +248,12 @@ class BareHands:
         caller = f"token:{token_id}"
         request_hash = fingerprint("POST", path, body)
         db = self._db
-        db.execute("BEGIN IMMEDIATE")
+        db.begin()
         try:
-            earlier = db.execute(_RECORD, (caller, key)).fetchone()
+            lock = (advisory_lock_key(caller, key),)
+            if db.postgresql and not db.run(_LOCK_KEY, lock).fetchone()[0]:
+                raise Refusal(409)  # the key is in flight in another process
+            earlier = db.run(_RECORD, (caller, key)).fetchone()
             if earlier is not None:
                 db.rollback()
                 if earlier[0] != request_hash:
@@ -210,12 +267,11 @@ class BareHands:
             else:
                 raise Refusal(404)
             encoded = msgspec.json.encode(answer)
-            now = _stored_time(datetime.now(UTC))
-            db.execute(_INSERT_RECORD, (caller, key, request_hash, status, encoded.decode(), now))
+            now = db.time(datetime.now(UTC))
+            db.run(_INSERT_RECORD, (caller, key, request_hash, status, encoded.decode(), now))
             db.commit()
         except BaseException:
-            if db.in_transaction:
-                db.rollback()
+            db.rollback()
             raise
         return status, encoded
 
@@ -223,14 +279,14 @@ class BareHands:
         db = self._db
         table_id, bet = int(body["table_id"]), int(body["bet"])
         tie_bet = int(body.get("tie_bet", 0))
-        if db.execute(_PLAYER, (player_id,)).fetchone()[0]:
+        if db.run(_PLAYER, (player_id,)).fetchone()[0]:
             raise Refusal(501)  # protected players' checks are not prototyped
         table = self._table(table_id)
         if table is None:
             raise Refusal(404)
         books = self._books_of(player_id, table.rules.currency)
-        pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = db.execute(
-            _OPENING, (player_id, table_id, books.wallet)
+        pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = db.run(
+            _OPENING, (player_id, table_id, books.wallet, player_id)
         ).fetchone()
         if unfinished is not None or not table_open:
             raise Refusal(409)
@@ -240,17 +296,17 @@ class BareHands:
             raise Refusal(422)
         created_at = datetime.now(UTC)
         settled = _settled(hand, wallet - hand.total_staked)
-        settled_at = None if settled[4] is None else _stored_time(settled[4])
-        hand_id = db.execute(
+        settled_at = None if settled[4] is None else db.time(settled[4])
+        hand_id = db.run(
             _INSERT_HAND,
             (
                 player_id, table_id, pair_id, nonce, books.currency, table.stored,
                 hand.status.value, bet, tie_bet, hand.player_card, hand.dealer_card,
                 settled[0], hand.total_staked, settled[1], settled[2], wallet, settled[3],
-                _stored_time(created_at), settled_at, ENGINE_VERSION, table.hashed, token_id,
+                db.time(created_at), settled_at, ENGINE_VERSION, table.hashed, token_id,
             ),
         ).fetchone()[0]  # fmt: skip
-        db.execute(_ADVANCE_NONCE, (pair_id,))
+        db.run(_ADVANCE_NONCE, (pair_id,))
         stake = hand.bet + hand.tie_bet
         steps: list[Step] = [("stake", [(books.wallet, books.held, stake)], {})]
         if hand.status is HandStatus.SETTLED:
@@ -263,8 +319,8 @@ class BareHands:
     ) -> dict[str, Any]:
         db = self._db
         action = Action(body["action"])
-        db.execute(_PLAYER, (player_id,)).fetchone()
-        row = db.execute(_DECIDING, (hand_id,)).fetchone()
+        db.run(_PLAYER, (player_id,)).fetchone()
+        row = db.run(_DECIDING, (hand_id,)).fetchone()
         if row is None or row[0] != player_id:
             raise Refusal(404)
         _, table_id, nonce, currency, rules_text, bet, tie_bet, recorded = row[:8]
@@ -273,7 +329,7 @@ class BareHands:
         earlier = Action(recorded) if recorded is not None else None
         hand = decide(play(rules.game, seeds, bet, tie_bet, earlier), action)
         books = self._books_of(player_id, currency)
-        wallet = db.execute(_BALANCE, (books.rows[books.wallet][0],)).fetchone()[0]
+        wallet = db.run(_BALANCE, (books.rows[books.wallet][0],)).fetchone()[0]
         if wallet < hand.raise_amount:
             raise Refusal(422)
         settled = _settled(hand, wallet - hand.raise_amount)
@@ -284,14 +340,14 @@ class BareHands:
         posted_at = settled[4]
         self._post(books, hand_id, player_id, table_id, token_id, steps, posted_at)
         war = hand.war
-        db.execute(
+        db.run(
             _SETTLE_HAND,
             (
                 action.value, token_id, hand.raise_amount, hand.total_staked,
                 json.dumps(list(war.burned)) if war else None,
                 war.player_card if war else None, war.dealer_card if war else None,
                 hand.status.value, settled[0], settled[1], settled[2], settled[3],
-                _stored_time(posted_at), hand_id,
+                db.time(posted_at), hand_id,
             ),
         )  # fmt: skip
         return _answer(hand_id, hand, settled[3])
@@ -325,20 +381,15 @@ class BareHands:
                 move[1], move[2] = min(move[1], move[0]), max(move[2], move[0])
             metadata = {"actor_token_id": token_id, "player_id": player_id, "table_id": table_id}
             transactions.append((kind, legs, dict(sorted((metadata | extra).items()))))
-        parameters: list[object] = []
         moved = sorted(
             (rows[code][0], running, lowest, highest)
             for code, (running, lowest, highest) in moves.items()
             if running or lowest < 0
         )
-        for account_id, running, lowest, highest in moved:
-            parameters += (
-                account_id, running, INT64_MAX - max(highest, 0), INT64_MIN - min(lowest, 0), lowest
-            )  # fmt: skip
-        if len(db.execute(_move_balances(len(moved)), parameters).fetchall()) < len(moved):
+        if len(db.run(_move_balances(len(moved)), _move_parameters(moved)).fetchall()) < len(moved):
             raise Refusal(422)  # a limit: the rollback takes every move back
-        seq, prev_hash = db.execute(_LOCK_HEAD, (books.chain,)).fetchone()
-        stored_at = _stored_time(posted_at)
+        seq, prev_hash = db.run(_LOCK_HEAD, (books.chain,)).fetchone()
+        stored_at = db.time(posted_at)
         values: list[object] = []
         for kind, legs, metadata in transactions:
             seq = next_seq(books.chain, seq)
@@ -361,18 +412,18 @@ class BareHands:
                 stored_at, prev_hash, digest,
             )  # fmt: skip
             prev_hash = digest
-        ids = [row[0] for row in db.execute(_insert_transactions(len(transactions)), values)]
+        ids = [row[0] for row in db.run(_insert_transactions(len(transactions)), values)]
         ids.sort()  # ascending with seq: both grow with each row inserted
         entries: list[object] = []
         for transaction_id, (_, legs, _) in zip(ids, transactions, strict=True):
             for code, amount in legs:
                 entries += (transaction_id, rows[code][0], books.currency, amount)
-        db.execute(_insert_entries(len(entries) // 4), entries)
-        db.execute(_MOVE_HEAD, (seq, prev_hash, books.chain))
+        db.run(_insert_entries(len(entries) // 4), entries)
+        db.run(_MOVE_HEAD, (seq, prev_hash, books.chain))
 
     def _table(self, table_id: int) -> Table | None:
         if table_id not in self._tables:
-            row = self._db.execute(_RULES, (table_id,)).fetchone()
+            row = self._db.run(_RULES, (table_id,)).fetchone()
             rules = None if row is None else TableRules.from_dict(json.loads(row[0]))
             stored = None if rules is None else json.dumps(rules.as_dict())
             self._tables[table_id] = (
@@ -391,7 +442,7 @@ class BareHands:
         if books is None:
             accounts = HandAccounts.of(player_id, currency)
             codes = [spec.code for spec in accounts.specs()]
-            found = self._db.execute(_ACCOUNTS, codes).fetchall()
+            found = self._db.run(_ACCOUNTS, codes).fetchall()
             rows = {code: (account_id, side, limit) for code, account_id, side, limit in found}
             if len(rows) < len(codes):
                 raise Refusal(501)  # opening accounts is not prototyped: `prepared` opens them
@@ -428,11 +479,6 @@ def _settlement(books: Books, hand: Hand) -> list[Transfer]:
     ]
 
 
-def _stored_time(moment: datetime) -> str:
-    """A UTC time as SQLAlchemy's SQLite dialect stores `UTCDateTime`."""
-    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
-
-
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI callable uvicorn serves: `/ready`, and the two commands."""
     if scope["type"] != ScopeType.HTTP:
@@ -461,9 +507,10 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @contextmanager
-def serving(database_url: str) -> Iterator[servers.Server]:
-    """The prototype served on a database `lean_hand.prepared` set up, until the block ends."""
-    command = [sys.executable, "-m", "benchmarks.bare_hand"]
+def serving(database_url: str, workers: int = 1) -> Iterator[servers.Server]:
+    """The prototype served on a database `lean_hand.prepared` set up, until the block ends;
+    each worker process has a connection of its own."""
+    command = [sys.executable, "-m", "benchmarks.bare_hand", "--workers", str(workers)]
     with servers.launched(command, {"CASINO_WAR_DATABASE_URL": database_url}, "/ready") as server:
         server.wait_ready()
         yield server
@@ -471,21 +518,25 @@ def serving(database_url: str) -> Iterator[servers.Server]:
 
 @functools.cache
 def _hands() -> BareHands:
-    """The service's engine sets the connection up (WAL, its pragmas); the prototype then
-    runs on the driver's connection, and begins and commits its transactions itself."""
+    """The service's engine sets the connection up (SQLite's WAL and pragmas, psycopg for
+    PostgreSQL); the prototype then runs on the driver's connection, and begins and commits
+    its transactions itself."""
     engine = make_engine(os.environ["CASINO_WAR_DATABASE_URL"])
-    connection = engine.raw_connection().driver_connection
-    assert isinstance(connection, sqlite3.Connection)
-    connection.isolation_level = None
-    return BareHands(connection)
+    pooled = engine.raw_connection()
+    _KEPT.append(pooled)  # the pool's wrapper, kept so that it never takes the connection back
+    return BareHands(Bare(pooled.driver_connection, postgresql=engine.dialect.name == "postgresql"))
+
+
+_KEPT: list[object] = []
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8003)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
-    serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=1)
+    serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=args.workers)
 
 
 if __name__ == "__main__":

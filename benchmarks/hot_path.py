@@ -1,12 +1,12 @@
 """The hot path against the framework, in one run: `python -m benchmarks.hot_path`.
 
 Two `casino-war serve` processes, each on a fresh database of the same kind, one with
-`CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint and,
-on SQLite, the prototypes of `benchmarks.lean_hand` and `benchmarks.bare_hand`, are loaded in
-turn, round after round,
-by the same closed loop as the main benchmark (`benchmarks.http_load`): the server's CPU
-per hand of each, and their ratios, measured minutes apart on the same host, so the host's
-other tenants weigh on all of them alike.
+`CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint, and
+the prototypes of `benchmarks.lean_hand` (SQLite) and `benchmarks.bare_hand` (both
+databases), are loaded in turn, round after round, by the same closed loop as the main
+benchmark (`benchmarks.http_load`): the server's CPU per hand of each, and their ratios,
+measured minutes apart on the same host, so the host's other tenants weigh on all of them
+alike.
 """
 
 import argparse
@@ -38,17 +38,27 @@ def _launched(stack: ExitStack, database_url: str, workers: int, hot: str) -> se
     return server
 
 
-_PROTOTYPES: dict[str, Callable[[str], AbstractContextManager[servers.Server]]] = {
-    "prototype": lean_hand.serving,
-    "bare": bare_hand.serving,
+Serving = Callable[[str, int], AbstractContextManager[servers.Server]]
+_PROTOTYPES: dict[str, tuple[Serving, tuple[str, ...]]] = {
+    # name: how it is served (database URL, worker processes), and on which databases
+    "prototype": (lambda url, _workers: lean_hand.serving(url), ("sqlite",)),
+    "bare": (bare_hand.serving, ("sqlite", "postgresql")),
 }
 
 
-def _prototype(stack: ExitStack, plan: Plan, name: str) -> tuple[http_load.Service, servers.Server]:
-    """A prototype on a database the service set up for it (SQLite only)."""
-    url = stack.enter_context(scratch.scratch_database("sqlite", None, name))
+def _prototype(
+    stack: ExitStack,
+    plan: Plan,
+    name: str,
+    database: str,
+    postgres: scratch.PostgresServer | None,
+    workers: int,
+) -> tuple[http_load.Service, servers.Server]:
+    """A prototype on a database the service set up for it."""
+    url = stack.enter_context(scratch.scratch_database(database, postgres, name))
     service = lean_hand.prepared(url, plan)
-    server = stack.enter_context(_PROTOTYPES[name](url))
+    serving, _ = _PROTOTYPES[name]
+    server = stack.enter_context(serving(url, workers))
     return replace(service, base_url=server.base_url), server
 
 
@@ -64,9 +74,9 @@ def measure(
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
             server = _launched(stack, url, workers, hot)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
-        if database == "sqlite":
-            for name in _PROTOTYPES:
-                services[name] = _prototype(stack, plan, name)
+        for name, (_, databases) in _PROTOTYPES.items():
+            if database in databases:
+                services[name] = _prototype(stack, plan, name, database, postgres, workers)
         per_round: dict[str, list[float | None]] = {name: [] for name in (*services, "noop")}
         noop = stack.enter_context(servers.noop(workers))
         noop.wait_ready()
