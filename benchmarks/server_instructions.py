@@ -1,5 +1,5 @@
 """Instructions per hand of a real server against a do-nothing request, counted by valgrind:
-`python -m benchmarks.server_instructions [--small N] [--large N]`.
+`python -m benchmarks.server_instructions [--small N] [--large N] [--servers NAME ...]`.
 
 The server's CPU per hand moves by a third from one minute to the next on this shared host
 (docs/performance.md); the instructions it executes do not. Each server is run under

@@ -21,21 +21,27 @@ def canonical_json(value: Any) -> str:
         raise InvalidTransaction(f"metadata is not plain JSON: {error}") from error
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})
+_PLAIN = frozenset({str, bool, type(None)})
+_INT64 = range(-(2**63), 2**63)
 
 
 def stored_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """Metadata as the ledger stores and hashes it: what its canonical JSON reads back as.
 
-    A flat mapping of `str` keys to `str`, `int`, `bool` or None values, which is what every
-    posting on a request path carries, reads back as itself with its keys sorted, so it is
-    copied so instead of being written and read again (two of a hand's JSON passes); any
-    other takes the round trip, which also refuses what is not plain JSON.
+    A flat mapping of `str` keys to `str`, `bool`, None or 64-bit `int` values, which is
+    what every posting on a request path carries, reads back as itself with its keys
+    sorted, so it is copied so instead of being written and read again (two of a hand's
+    JSON passes); any other takes the round trip, which also refuses what is not plain JSON
+    (an integer too long to write, say).
     """
-    if all(type(key) is str and type(value) in _PLAIN for key, value in metadata.items()):
+    if all(type(key) is str and _is_plain(value) for key, value in metadata.items()):
         return dict(sorted(metadata.items()))
     normalised: dict[str, Any] = json.loads(canonical_json(dict(metadata)))
     return normalised
+
+
+def _is_plain(value: Any) -> bool:
+    return type(value) in _PLAIN or (type(value) is int and value in _INT64)
 
 
 def iso_utc(moment: datetime) -> str:

@@ -90,13 +90,15 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
 
 
 def _begin_on_driver(connection: Connection, statement: str) -> None:
-    """Run `statement` on the driver's connection, failing as `exec_driver_sql` would.
+    """Run `statement` on the driver's connection.
 
     Every unit of work begins here, and `exec_driver_sql` costs a unit of work about
     25 µs of execution context for a statement that SQLite runs in one or two
-    (docs/performance.md). Its failure is still SQLAlchemy's: wrapped in its exception
-    family (so that a locked database is a 503), and the connection invalidated where the
-    error says it is gone (so that `SqliteWriter` opens another).
+    (docs/performance.md). What its failure must be is kept: wrapped in SQLAlchemy's
+    exception family (so that a locked database is a 503), and the connection invalidated
+    where the error says it is gone (so that `SqliteWriter` opens another). What is not:
+    `handle_error` listeners (there are none), the statement echoed when `echo` is on, and
+    the pool invalidated as a whole on a disconnect (a SQLite file has no server to restart).
     """
     driver_connection = connection.connection.driver_connection
     try:

@@ -58,6 +58,19 @@ def test_a_lost_writer_connection_is_replaced_by_the_next_unit_of_work(
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_writer_connection_lost_between_units_of_work_fails_one_begin_and_is_replaced(
+    database: Database,
+) -> None:
+    lost = _driver_connection(database)
+    lost.close()  # type: ignore[attr-defined]  # as if the file had been taken away
+    with pytest.raises(DBAPIError) as failed:
+        _add_player(database, "lost")
+    assert failed.value.connection_invalidated
+    _add_player(database, "Ada")
+    assert _count_players(database) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_unit_of_work_that_raises_writes_nothing_and_the_next_one_commits(
     database: Database,
 ) -> None:

@@ -54,3 +54,8 @@ def test_a_tuple_is_stored_as_the_list_json_makes_of_it() -> None:
 def test_metadata_that_is_not_plain_json_is_refused() -> None:
     with pytest.raises(InvalidTransaction):
         stored_metadata({"at": object()})
+
+
+def test_an_integer_too_long_to_write_is_refused() -> None:
+    with pytest.raises(InvalidTransaction):
+        stored_metadata({"amount": 10**5000})
