@@ -151,6 +151,49 @@ def _insert_entries(count: int) -> str:
     )
 
 
+# PostgreSQL in six round trips instead of fourteen (`--combined`): psycopg's BEGIN; the
+# key's and the player's locks; one read of everything the hand needs, the chain's head
+# locked and the new rows' ids drawn; one statement of every write but the head's (whose
+# trigger must see the new transactions); the head; COMMIT.
+_LOCKS = (
+    "SELECT pg_try_advisory_xact_lock(%s), (SELECT protected FROM players WHERE id = %s FOR UPDATE)"
+)
+_READ_ALL = (
+    "SELECT r.request_hash, r.response_status, CAST(r.response_body AS TEXT), "
+    "sp.id, sp.server_seed, sp.client_seed, sp.next_nonce, "
+    "(SELECT h.id FROM hands h WHERE h.player_id = %s AND h.status = 'awaiting_decision'), "
+    "(SELECT t.is_open FROM casino_tables t WHERE t.id = %s), "
+    "(SELECT a.balance FROM ledger_accounts a WHERE a.code = %s), head.seq, head.hash, "
+    "nextval('hands_id_seq'), nextval('ledger_transactions_id_seq'), "
+    "nextval('ledger_transactions_id_seq') "
+    "FROM seed_pairs sp "
+    "CROSS JOIN (SELECT seq, hash FROM ledger_chain_head WHERE id = %s FOR UPDATE) head "
+    'LEFT JOIN idempotency_records r ON r.caller = %s AND r."key" = %s '
+    "WHERE sp.player_id = %s AND sp.revealed_at IS NULL"
+)
+
+
+@functools.cache
+def _write_all(transactions: int, entries: int, accounts: int) -> str:
+    """Every write of a placed hand but the chain head's, in one statement; it answers with
+    how many balances moved (fewer than `accounts`: a limit refused the hand)."""
+    hand = _INSERT_HAND.replace("(player_id,", "(id, player_id,").replace("VALUES (", "VALUES (?, ")
+    moves = _move_balances(accounts)
+    insert_transactions = (
+        _insert_transactions(transactions)
+        .replace(f"({_TRANSACTION_COLUMNS})", f"(id, {_TRANSACTION_COLUMNS})")
+        .replace("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    )
+    record = _INSERT_RECORD + " RETURNING caller"
+    statement = (
+        f"WITH hand AS ({hand}), nonce AS ({_ADVANCE_NONCE} RETURNING id), moved AS ({moves}), "
+        f"transactions AS ({insert_transactions}), "
+        f"entries AS ({_insert_entries(entries)} RETURNING transaction_id), "
+        f"record AS ({record}) SELECT count(*) FROM moved"
+    )
+    return statement.replace("?", "%s")
+
+
 class Refusal(Exception):
     """A request refused; its transaction is rolled back."""
 
@@ -225,8 +268,9 @@ def _spelled(sql: str, postgresql: bool) -> str:
 class BareHands:
     """The two commands on one driver connection, in the service's order."""
 
-    def __init__(self, db: Bare) -> None:
+    def __init__(self, db: Bare, *, combined: bool = False) -> None:
         self._db = db
+        self._combined = combined and db.postgresql
         self._callers: dict[str, tuple[int, int]] = {}
         self._tables: dict[int, Table | None] = {}
         self._recorded_rules: dict[str, TableRules] = {}
@@ -247,6 +291,8 @@ class BareHands:
         token_id, player_id = self.caller(token)
         caller = f"token:{token_id}"
         request_hash = fingerprint("POST", path, body)
+        if self._combined and path == "/v1/hands":
+            return self._place_combined(player_id, token_id, caller, key, request_hash, body)
         db = self._db
         db.begin()
         try:
@@ -307,12 +353,91 @@ class BareHands:
             ),
         ).fetchone()[0]  # fmt: skip
         db.run(_ADVANCE_NONCE, (pair_id,))
-        stake = hand.bet + hand.tie_bet
-        steps: list[Step] = [("stake", [(books.wallet, books.held, stake)], {})]
-        if hand.status is HandStatus.SETTLED:
-            steps.append(("settlement", _settlement(books, hand), {}))
-        self._post(books, hand_id, player_id, table_id, token_id, steps, created_at)
+        self._post(books, hand_id, player_id, table_id, token_id, _placed(books, hand), created_at)
         return _answer(hand_id, hand, settled[3])
+
+    def _place_combined(
+        self,
+        player_id: int,
+        token_id: int,
+        caller: str,
+        key: str,
+        request_hash: str,
+        body: dict[str, Any],
+    ) -> tuple[int, bytes]:
+        """`_place` and its key's record on PostgreSQL in six round trips: the same checks,
+        locks and rows, the statements combined."""
+        db = self._db
+        table_id, bet = int(body["table_id"]), int(body["bet"])
+        tie_bet = int(body.get("tie_bet", 0))
+        try:
+            locked, protected = db.run(
+                _LOCKS, (advisory_lock_key(caller, key), player_id)
+            ).fetchone()
+            if not locked:
+                raise Refusal(409)
+            if protected:
+                raise Refusal(501)
+            table = self._table(table_id)
+            if table is None:
+                raise Refusal(404)
+            books = self._books_of(player_id, table.rules.currency)
+            read = db.run(
+                _READ_ALL,
+                (player_id, table_id, books.wallet, books.chain, caller, key, player_id),
+            ).fetchone()
+            if read[0] is not None:  # the key was used before: its answer again
+                db.rollback()
+                if read[0] != request_hash:
+                    raise Refusal(422)
+                return int(read[1]), str(read[2]).encode()
+            pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = read[3:10]
+            head, (hand_id, *transaction_ids) = read[10:12], read[12:]
+            if unfinished is not None or not table_open:
+                raise Refusal(409)
+            table.rules.check_wager(bet, tie_bet)
+            hand = deal(table.rules.game, HandSeeds(server_seed, client_seed, nonce), bet, tie_bet)
+            if wallet < hand.total_staked:
+                raise Refusal(422)
+            created_at = datetime.now(UTC)
+            settled = _settled(hand, wallet - hand.total_staked)
+            steps: list[Step] = [
+                ("stake", [(books.wallet, books.held, hand.bet + hand.tie_bet)], {})
+            ]
+            if hand.status is HandStatus.SETTLED:
+                steps.append(("settlement", _settlement(books, hand), {}))
+            batch = _batch(books, hand_id, player_id, table_id, token_id, steps)
+            rows, last = _linked(books, batch, head, created_at, created_at)
+            ids = sorted(transaction_ids)[: len(rows)]
+            answer = msgspec.json.encode(_answer(hand_id, hand, settled[3]))
+            hand_row = (
+                hand_id, player_id, table_id, pair_id, nonce, books.currency, table.stored,
+                hand.status.value, bet, tie_bet, hand.player_card, hand.dealer_card, settled[0],
+                hand.total_staked, settled[1], settled[2], wallet, settled[3], created_at,
+                settled[4], ENGINE_VERSION, table.hashed, token_id,
+            )  # fmt: skip
+            record = (caller, key, request_hash, 201, answer.decode(), datetime.now(UTC))
+            entries = _entry_rows(books, batch, ids)
+            moved = batch.moved
+            statement = _write_all(len(rows), len(entries), len(moved))
+            parameters = [
+                *hand_row,
+                pair_id,
+                *_move_parameters(moved),
+                *_flat(
+                    [(transaction_id, *row) for transaction_id, row in zip(ids, rows, strict=True)]
+                ),
+                *_flat(entries),
+                *record,
+            ]
+            if db.run(statement, parameters).fetchone()[0] < len(moved):
+                raise Refusal(422)  # a limit: the rollback takes every move back
+            db.run(_MOVE_HEAD, (*last, books.chain))
+            db.commit()
+        except BaseException:
+            db.rollback()
+            raise
+        return 201, answer
 
     def _decide(
         self, player_id: int, token_id: int, hand_id: int, body: dict[str, Any]
@@ -364,62 +489,17 @@ class BareHands:
     ) -> None:
         """The hand's steps as the next links of the player's chain, in `ledger.fresh`'s five
         statements; the hashes and fingerprints are the ledger's own functions."""
-        db, rows = self._db, books.rows
-        hand_reference = reference(hand_id)
-        moves: dict[str, list[int]] = {}  # code -> [running, lowest, highest]
-        transactions: list[tuple[str, list[tuple[str, int]], dict[str, Any]]] = []
-        for kind, transfers, extra in steps:
-            legs: list[tuple[str, int]] = []
-            for debit, credit, amount in transfers:
-                if amount > 0:
-                    legs += ((debit, amount), (credit, -amount))
-            for code, amount in legs:
-                move = moves.setdefault(code, [0, 0, 0])
-                move[0] += amount if rows[code][1] == "debit" else -amount
-            for code in {code for code, _ in legs}:
-                move = moves[code]
-                move[1], move[2] = min(move[1], move[0]), max(move[2], move[0])
-            metadata = {"actor_token_id": token_id, "player_id": player_id, "table_id": table_id}
-            transactions.append((kind, legs, dict(sorted((metadata | extra).items()))))
-        moved = sorted(
-            (rows[code][0], running, lowest, highest)
-            for code, (running, lowest, highest) in moves.items()
-            if running or lowest < 0
-        )
+        db = self._db
+        batch = _batch(books, hand_id, player_id, table_id, token_id, steps)
+        moved = batch.moved
         if len(db.run(_move_balances(len(moved)), _move_parameters(moved)).fetchall()) < len(moved):
             raise Refusal(422)  # a limit: the rollback takes every move back
-        seq, prev_hash = db.run(_LOCK_HEAD, (books.chain,)).fetchone()
-        stored_at = db.time(posted_at)
-        values: list[object] = []
-        for kind, legs, metadata in transactions:
-            seq = next_seq(books.chain, seq)
-            key = f"{hand_reference}:{kind}"
-            digest = transaction_hash(
-                seq=seq,
-                kind=kind,
-                reference=hand_reference,
-                idempotency_key=key,
-                metadata=metadata,
-                posted_at=posted_at,
-                entries=((code, books.currency, amount) for code, amount in legs),
-                prev_hash=prev_hash,
-            )
-            fingerprinted = request_fingerprint(
-                kind=kind, reference=hand_reference, metadata=metadata, legs=legs
-            )
-            values += (
-                seq, books.chain, kind, hand_reference, key, fingerprinted, json.dumps(metadata),
-                stored_at, prev_hash, digest,
-            )  # fmt: skip
-            prev_hash = digest
-        ids = [row[0] for row in db.run(_insert_transactions(len(transactions)), values)]
+        head = db.run(_LOCK_HEAD, (books.chain,)).fetchone()
+        rows, last = _linked(books, batch, head, posted_at, db.time(posted_at))
+        ids = [row[0] for row in db.run(_insert_transactions(len(rows)), _flat(rows))]
         ids.sort()  # ascending with seq: both grow with each row inserted
-        entries: list[object] = []
-        for transaction_id, (_, legs, _) in zip(ids, transactions, strict=True):
-            for code, amount in legs:
-                entries += (transaction_id, rows[code][0], books.currency, amount)
-        db.run(_insert_entries(len(entries) // 4), entries)
-        db.run(_MOVE_HEAD, (seq, prev_hash, books.chain))
+        db.run(_insert_entries(len(batch.entries)), _flat(_entry_rows(books, batch, ids)))
+        db.run(_MOVE_HEAD, (*last, books.chain))
 
     def _table(self, table_id: int) -> Table | None:
         if table_id not in self._tables:
@@ -452,6 +532,90 @@ class BareHands:
         return books
 
 
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A hand's steps worked out before the database is written: each transaction's kind,
+    signed legs and metadata, and each account's move (id, delta, lowest, highest)."""
+
+    reference: str
+    transactions: list[tuple[str, list[tuple[str, int]], dict[str, Any]]]
+    moved: list[tuple[int, int, int, int]]
+    entries: list[tuple[int, str, int]]  # (transaction index, account code, amount)
+
+
+def _batch(
+    books: Books, hand_id: int, player_id: int, table_id: int, token_id: int, steps: Sequence[Step]
+) -> Batch:
+    rows = books.rows
+    moves: dict[str, list[int]] = {}  # code -> [running, lowest, highest]
+    transactions: list[tuple[str, list[tuple[str, int]], dict[str, Any]]] = []
+    for kind, transfers, extra in steps:
+        legs: list[tuple[str, int]] = []
+        for debit, credit, amount in transfers:
+            if amount > 0:
+                legs += ((debit, amount), (credit, -amount))
+        running: dict[str, int] = {code: moves[code][0] if code in moves else 0 for code, _ in legs}
+        for code, amount in legs:
+            running[code] += amount if rows[code][1] == "debit" else -amount
+        for code, total in running.items():  # as `ledger.batch.balance_moves` keeps them
+            lowest, highest = moves[code][1:] if code in moves else (total, total)
+            moves[code] = [total, min(lowest, total), max(highest, total)]
+        metadata = {"actor_token_id": token_id, "player_id": player_id, "table_id": table_id}
+        transactions.append((kind, legs, dict(sorted((metadata | extra).items()))))
+    moved = sorted(
+        (rows[code][0], running, lowest, highest)
+        for code, (running, lowest, highest) in moves.items()
+        if running or lowest < 0
+    )
+    entries = [
+        (index, code, amount)
+        for index, (_, legs, _) in enumerate(transactions)
+        for code, amount in legs
+    ]
+    return Batch(reference(hand_id), transactions, moved, entries)
+
+
+def _linked(
+    books: Books, batch: Batch, head: tuple[int, str], posted_at: datetime, stored_at: object
+) -> tuple[list[tuple[object, ...]], tuple[int, str]]:
+    """The batch's rows for `ledger_transactions` after the chain's `head` (seq, hash), and
+    the chain's new head."""
+    seq, prev_hash = head
+    rows: list[tuple[object, ...]] = []
+    for kind, legs, metadata in batch.transactions:
+        seq = next_seq(books.chain, seq)
+        key = f"{batch.reference}:{kind}"
+        digest = transaction_hash(
+            seq=seq,
+            kind=kind,
+            reference=batch.reference,
+            idempotency_key=key,
+            metadata=metadata,
+            posted_at=posted_at,
+            entries=((code, books.currency, amount) for code, amount in legs),
+            prev_hash=prev_hash,
+        )
+        fingerprinted = request_fingerprint(
+            kind=kind, reference=batch.reference, metadata=metadata, legs=legs
+        )
+        row = (seq, books.chain, kind, batch.reference, key, fingerprinted)
+        rows.append((*row, json.dumps(metadata), stored_at, prev_hash, digest))
+        prev_hash = digest
+    return rows, (seq, prev_hash)
+
+
+def _entry_rows(books: Books, batch: Batch, ids: Sequence[int]) -> list[tuple[object, ...]]:
+    """`ledger_entries` rows: each leg under its transaction's id."""
+    return [
+        (ids[index], books.rows[code][0], books.currency, amount)
+        for index, code, amount in batch.entries
+    ]
+
+
+def _flat(rows: Sequence[tuple[object, ...]]) -> list[object]:
+    return [value for row in rows for value in row]
+
+
 def _settled(hand: Hand, wallet_before_settlement: int) -> tuple[Any, Any, Any, Any, Any]:
     """outcome, total_returned, net, balance_after and settled_at: None while the hand waits."""
     if hand.total_returned is None or hand.outcome is None:
@@ -469,6 +633,14 @@ def _answer(hand_id: int, hand: Hand, balance_after: int | None) -> dict[str, An
         "net": hand.net,
         "balance_after": balance_after,
     }
+
+
+def _placed(books: Books, hand: Hand) -> list[Step]:
+    """A dealt hand's steps: its stake, and its settlement when the deal settled it."""
+    steps: list[Step] = [("stake", [(books.wallet, books.held, hand.bet + hand.tie_bet)], {})]
+    if hand.status is HandStatus.SETTLED:
+        steps.append(("settlement", _settlement(books, hand), {}))
+    return steps
 
 
 def _settlement(books: Books, hand: Hand) -> list[Transfer]:
@@ -507,10 +679,14 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @contextmanager
-def serving(database_url: str, workers: int = 1) -> Iterator[servers.Server]:
+def serving(
+    database_url: str, workers: int = 1, *, combined: bool = False
+) -> Iterator[servers.Server]:
     """The prototype served on a database `lean_hand.prepared` set up, until the block ends;
     each worker process has a connection of its own."""
     command = [sys.executable, "-m", "benchmarks.bare_hand", "--workers", str(workers)]
+    if combined:
+        command.append("--combined")
     with servers.launched(command, {"CASINO_WAR_DATABASE_URL": database_url}, "/ready") as server:
         server.wait_ready()
         yield server
@@ -524,10 +700,12 @@ def _hands() -> BareHands:
     engine = make_engine(os.environ["CASINO_WAR_DATABASE_URL"])
     pooled = engine.raw_connection()
     _KEPT.append(pooled)  # the pool's wrapper, kept so that it never takes the connection back
-    return BareHands(Bare(pooled.driver_connection, postgresql=engine.dialect.name == "postgresql"))
+    db = Bare(pooled.driver_connection, postgresql=engine.dialect.name == "postgresql")
+    return BareHands(db, combined=os.environ.get(_COMBINED) == "1")
 
 
 _KEPT: list[object] = []
+_COMBINED = "BARE_HAND_COMBINED"  # how `--combined` reaches each worker process
 
 
 def main() -> None:
@@ -535,7 +713,12 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8003)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--combined", action="store_true", help="PostgreSQL: place a hand in six round trips"
+    )
     args = parser.parse_args()
+    if args.combined:
+        os.environ[_COMBINED] = "1"
     serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=args.workers)
 
 

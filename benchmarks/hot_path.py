@@ -3,10 +3,10 @@
 Two `casino-war serve` processes, each on a fresh database of the same kind, one with
 `CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint, and
 the prototypes of `benchmarks.lean_hand` (SQLite) and `benchmarks.bare_hand` (both
-databases), are loaded in turn, round after round, by the same closed loop as the main
-benchmark (`benchmarks.http_load`): the server's CPU per hand of each, and their ratios,
-measured minutes apart on the same host, so the host's other tenants weigh on all of them
-alike.
+databases; on PostgreSQL also `--combined`), are loaded in turn, round after round, by the
+same closed loop as the main benchmark (`benchmarks.http_load`): the server's CPU per hand
+of each, and their ratios, measured minutes apart on the same host, so the host's other
+tenants weigh on all of them alike.
 """
 
 import argparse
@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers
@@ -43,6 +44,7 @@ _PROTOTYPES: dict[str, tuple[Serving, tuple[str, ...]]] = {
     # name: how it is served (database URL, worker processes), and on which databases
     "prototype": (lambda url, _workers: lean_hand.serving(url), ("sqlite",)),
     "bare": (bare_hand.serving, ("sqlite", "postgresql")),
+    "combined": (partial(bare_hand.serving, combined=True), ("postgresql",)),
 }
 
 
@@ -101,6 +103,7 @@ def measure(
         "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
         "prototype_vs_noop": _ratio(medians.get("prototype"), medians["noop"]),
         "bare_vs_noop": _ratio(medians.get("bare"), medians["noop"]),
+        "combined_vs_noop": _ratio(medians.get("combined"), medians["noop"]),
     }
 
 
