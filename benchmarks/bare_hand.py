@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 from litestar.enums import ScopeType
-from litestar.types import HTTPResponseStartEvent, Receive, Scope, Send
+from litestar.types import Receive, Scope, Send
 
 from api.domain.hands.ledger import reference
 from api.domain.hands.postings import HandAccounts
@@ -45,7 +45,7 @@ from api.domain.tokens.service import hash_token
 from api.http.hardening import read_body
 from api.http.idempotency import advisory_lock_key, fingerprint
 from api.server import serve
-from benchmarks import servers
+from benchmarks import lean_hand, servers
 from casino.errors import GameError
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
@@ -331,15 +331,9 @@ class BareHands:
         if table is None:
             raise Refusal(404)
         books = self._books_of(player_id, table.rules.currency)
-        pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = db.run(
-            _OPENING, (player_id, table_id, books.wallet, player_id)
-        ).fetchone()
-        if unfinished is not None or not table_open:
-            raise Refusal(409)
-        table.rules.check_wager(bet, tie_bet)
-        hand = deal(table.rules.game, HandSeeds(server_seed, client_seed, nonce), bet, tie_bet)
-        if wallet < hand.total_staked:
-            raise Refusal(422)
+        opening = db.run(_OPENING, (player_id, table_id, books.wallet, player_id)).fetchone()
+        pair_id, nonce, wallet = opening[0], opening[3], opening[6]
+        hand = _dealt(table, opening, bet, tie_bet)
         created_at = datetime.now(UTC)
         settled = _settled(hand, wallet - hand.total_staked)
         settled_at = None if settled[4] is None else db.time(settled[4])
@@ -391,22 +385,12 @@ class BareHands:
                 if read[0] != request_hash:
                     raise Refusal(422)
                 return int(read[1]), str(read[2]).encode()
-            pair_id, server_seed, client_seed, nonce, unfinished, table_open, wallet = read[3:10]
+            pair_id, nonce, wallet = read[3], read[6], read[9]
             head, (hand_id, *transaction_ids) = read[10:12], read[12:]
-            if unfinished is not None or not table_open:
-                raise Refusal(409)
-            table.rules.check_wager(bet, tie_bet)
-            hand = deal(table.rules.game, HandSeeds(server_seed, client_seed, nonce), bet, tie_bet)
-            if wallet < hand.total_staked:
-                raise Refusal(422)
+            hand = _dealt(table, read[3:10], bet, tie_bet)
             created_at = datetime.now(UTC)
             settled = _settled(hand, wallet - hand.total_staked)
-            steps: list[Step] = [
-                ("stake", [(books.wallet, books.held, hand.bet + hand.tie_bet)], {})
-            ]
-            if hand.status is HandStatus.SETTLED:
-                steps.append(("settlement", _settlement(books, hand), {}))
-            batch = _batch(books, hand_id, player_id, table_id, token_id, steps)
+            batch = _batch(books, hand_id, player_id, table_id, token_id, _placed(books, hand))
             rows, last = _linked(books, batch, head, created_at, created_at)
             ids = sorted(transaction_ids)[: len(rows)]
             answer = msgspec.json.encode(_answer(hand_id, hand, settled[3]))
@@ -635,6 +619,19 @@ def _answer(hand_id: int, hand: Hand, balance_after: int | None) -> dict[str, An
     }
 
 
+def _dealt(table: Table, opening: Sequence[Any], bet: int, tie_bet: int) -> Hand:
+    """The hand dealt from `opening` (the pair's id, server seed, client seed and nonce, the
+    unfinished hand, whether the table is open, the wallet), once nothing refuses it."""
+    _, server_seed, client_seed, nonce, unfinished, table_open, wallet = opening
+    if unfinished is not None or not table_open:
+        raise Refusal(409)
+    table.rules.check_wager(bet, tie_bet)
+    hand = deal(table.rules.game, HandSeeds(server_seed, client_seed, nonce), bet, tie_bet)
+    if wallet < hand.total_staked:
+        raise Refusal(422)
+    return hand
+
+
 def _placed(books: Books, hand: Hand) -> list[Step]:
     """A dealt hand's steps: its stake, and its settlement when the deal settled it."""
     steps: list[Step] = [("stake", [(books.wallet, books.held, hand.bet + hand.tie_bet)], {})]
@@ -669,13 +666,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status = 422
         except (KeyError, ValueError, msgspec.DecodeError):
             status = 400
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json")],
-    }
-    await send(start)
-    await send({"type": "http.response.body", "body": answer, "more_body": False})
+    await lean_hand.answer_with(send, status, answer)
 
 
 @contextmanager

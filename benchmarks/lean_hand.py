@@ -210,13 +210,18 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
             status = 422
         except (KeyError, ValueError, msgspec.DecodeError):
             status = 400
+    await answer_with(send, status, answer)
+
+
+async def answer_with(send: Send, status: int, body: bytes) -> None:
+    """A JSON answer, as bare as a prototype's: its status, its media type, its body."""
     start: HTTPResponseStartEvent = {
         "type": "http.response.start",
         "status": status,
         "headers": [(b"content-type", b"application/json")],
     }
     await send(start)
-    await send({"type": "http.response.body", "body": answer, "more_body": False})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 @contextmanager
