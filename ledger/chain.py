@@ -30,9 +30,9 @@ def stored_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
     A flat mapping of `str` keys to `str`, `bool`, None or 64-bit `int` values, which is
     what every posting on a request path carries, reads back as itself with its keys
-    sorted, so it is copied so instead of being written and read again (two of a hand's
-    JSON passes); any other takes the round trip, which also refuses what is not plain JSON
-    (an integer too long to write, say).
+    sorted, so it is copied that way instead of being written and read again (two of a
+    transaction's four JSON passes); any other takes the round trip, which also refuses
+    what is not plain JSON (an integer too long to write, say).
     """
     if all(type(key) is str and _is_plain(value) for key, value in metadata.items()):
         return dict(sorted(metadata.items()))
