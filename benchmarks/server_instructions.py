@@ -153,8 +153,9 @@ def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> 
             "instructions_per_unit": round(per_unit(runs[0], runs[1])),
         }
     per = {name: results[name]["instructions_per_unit"] for name in results}
-    ratios = {f"{name}_vs_noop": round(per[name] / per["noop"], 3) for name in per}
-    del ratios["noop_vs_noop"]
+    ratios = {
+        f"{name}_vs_noop": round(per[name] / per["noop"], 3) for name in per if name != "noop"
+    }
     if "hot_path" in per and "framework" in per:
         ratios["hot_path_vs_framework"] = round(per["hot_path"] / per["framework"], 3)
     return {"clients": CLIENTS, "servers": results, **ratios}

@@ -26,6 +26,11 @@ def _add_player(database: Database, name: str) -> None:
         )
 
 
+def _assert_the_next_unit_of_work_commits(database: Database) -> None:
+    _add_player(database, "Ada")
+    assert _count_players(database) == 1
+
+
 def _lose_the_connection_mid_unit_of_work(database: Database) -> None:
     with database.transaction() as session:
         driver_connection = session.connection().connection.dbapi_connection
@@ -53,8 +58,7 @@ def test_a_lost_writer_connection_is_replaced_by_the_next_unit_of_work(
 ) -> None:
     with pytest.raises(DBAPIError):
         _lose_the_connection_mid_unit_of_work(database)
-    _add_player(database, "Ada")
-    assert _count_players(database) == 1
+    _assert_the_next_unit_of_work_commits(database)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -66,8 +70,7 @@ def test_a_writer_connection_lost_between_units_of_work_fails_one_begin_and_is_r
     with pytest.raises(DBAPIError) as failed:
         _add_player(database, "lost")
     assert failed.value.connection_invalidated
-    _add_player(database, "Ada")
-    assert _count_players(database) == 1
+    _assert_the_next_unit_of_work_commits(database)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -76,8 +79,7 @@ def test_a_unit_of_work_that_raises_writes_nothing_and_the_next_one_commits(
 ) -> None:
     with pytest.raises(RuntimeError):
         _refuse_after_a_write(database)
-    _add_player(database, "Ada")
-    assert _count_players(database) == 1
+    _assert_the_next_unit_of_work_commits(database)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
