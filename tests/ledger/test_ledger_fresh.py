@@ -4,7 +4,9 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ledger import chart
-from ledger.driver import Driver
+from ledger.driver import Driver, Sql
 from ledger.errors import AccountConflict, LimitExceeded, UnknownAccount
 from ledger.fresh import AccountBook, post_new, read_balance
 from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
@@ -73,6 +75,29 @@ def test_the_ids_come_back_in_the_batch_order(
 ) -> None:
     first, second = _post(session_factory, book, _hand(1, 10, 0))
     assert first < second
+
+
+class _CountingDriver(Driver):
+    """The real driver, counting the statements it sends."""
+
+    statements = 0
+
+    def _run(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
+        self.statements += 1
+        return super()._run(sql, parameters)
+
+
+def test_a_fresh_batch_takes_five_statements_and_one_fewer_on_postgresql(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    with session_factory.begin() as session:
+        driver = _CountingDriver(session.connection())
+        rows = book.find(driver, [spec.code for spec in SPECS])
+        driver.statements = 0
+        post_new(driver, _hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC))
+    assert driver.statements == (4 if driver.is_postgresql else 5)
+    with session_factory() as session:
+        assert verify_ledger(session).ok
 
 
 def test_a_batch_that_would_overdraw_is_refused_and_moves_nothing(
