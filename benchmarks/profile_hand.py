@@ -47,7 +47,7 @@ def _statement_kind(statement: str) -> str:
     return words[:80]
 
 
-def _count_driver_statements(engine: Engine, count: Callable[[str], None]) -> None:
+def count_driver_statements(engine: Engine, count: Callable[[str], None]) -> None:
     """Count every statement the driver runs, SQLAlchemy's and the hot path's own (which go
     straight to the DBAPI cursor and so past SQLAlchemy's execution events)."""
 
@@ -78,7 +78,7 @@ def profile(database_url: str, hands: int) -> dict[str, Any]:
             if counting and not statement.startswith("--"):  # SQLite traces trigger bodies
                 statements.append(statement)
 
-        _count_driver_statements(database.engine, _count)
+        count_driver_statements(database.engine, _count)
         if database.sqlite_writer is not None:  # its kept connection is not the pool's
             database.sqlite_writer.close()
         database.engine.dispose()  # connections opened from now on count

@@ -1,9 +1,18 @@
-"""The hand path's cost does not grow with a player's history."""
+"""The hand path's cost: it does not grow with a player's history, and a hand sends each
+database as few statements as its writes allow."""
+
+import re
 
 import pytest
 from sqlalchemy import create_engine
 
+from api.db.database import Database
+from api.domain.hands import service as hands
 from api.domain.hands import store
+from api.domain.tables.service import ensure_standard_table
+from benchmarks.profile_hand import count_driver_statements
+from casino.hand import Action
+from tests.audit.support import new_player, standard_table
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -19,3 +28,52 @@ def test_the_unfinished_hand_look_up_uses_the_partial_index_not_the_history(
     engine.dispose()
     details = " ".join(str(row[-1]) for row in plan)
     assert "uq_hands_one_unfinished_per_player" in details
+
+
+def test_a_settled_hand_takes_nine_statements_on_sqlite_and_seven_round_trips_on_postgresql(
+    database_url: str,
+) -> None:
+    """The player's lock; the one read; the hand's row (with its nonce on PostgreSQL); the
+    balances; the chain's head; the transactions and their entries (one statement on
+    PostgreSQL); the head moved on. BEGIN, COMMIT and the pool's ping are not counted, nor
+    the first two hands: the first reads the table's rules and opens the player's hand
+    accounts, the second reads their rows, which every later hand remembers."""
+    database = Database.connect(database_url)
+    sent: list[str] = []
+    count_driver_statements(database.engine, sent.append)
+    try:
+        with database.transaction() as session:
+            ensure_standard_table(session, "USD")
+        player_id = new_player(database)
+        table_id = standard_table(database)
+        for _ in range(2):
+            _play_out(database, player_id, table_id)
+        while True:
+            sent.clear()
+            with database.transaction() as session:
+                hand = hands.open_hand(session, player_id, table_id, 100, 0)
+            if hand.status == "settled":
+                break
+            _surrender(database, player_id, hand.id)  # a tie: another hand, then
+    finally:
+        database.dispose()
+    # SQLite traces a statement again at the start of each trigger it fires.
+    once = [s for i, s in enumerate(sent) if i == 0 or s != sent[i - 1]]
+    statements = [s for s in once if not _OUTSIDE_THE_UNIT_OF_WORK.match(s)]
+    assert len(statements) == (7 if database.is_postgresql else 9), statements
+
+
+_OUTSIDE_THE_UNIT_OF_WORK = re.compile(r"\s*(--|BEGIN|COMMIT|ROLLBACK|;|SELECT 1\b)")
+"""What SQLite traces of its triggers' bodies, transaction control and the pool's ping."""
+
+
+def _play_out(database: Database, player_id: int, table_id: int) -> None:
+    with database.transaction() as session:
+        hand = hands.open_hand(session, player_id, table_id, 100, 0)
+    if hand.status != "settled":
+        _surrender(database, player_id, hand.id)
+
+
+def _surrender(database: Database, player_id: int, hand_id: int) -> None:
+    with database.transaction() as session:
+        hands.decide_hand(session, hand_id, Action.SURRENDER, player_id=player_id)

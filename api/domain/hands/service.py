@@ -147,7 +147,6 @@ def write_new_hand(
     created_at = datetime.now(UTC)
     record = _new_record(placing, found, rules, hand, created_at)
     hand_id = store.insert_hand(driver, record)
-    store.advance_nonce(driver, found.pair_id)
     ref = replace(placing, hand_id=hand_id)
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:

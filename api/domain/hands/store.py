@@ -31,21 +31,20 @@ OPENING = Sql.of(
 
 _TABLE_RULES = Sql.of("SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = :table_id")
 
-_INSERT_HAND = Sql.of(
-    """
-    INSERT INTO hands (player_id, table_id, seed_pair_id, nonce, currency, rules, status,
+_HAND_COLUMNS = """player_id, table_id, seed_pair_id, nonce, currency, rules, status,
         bet, tie_bet, raise_amount, player_card, dealer_card, outcome, total_staked,
         total_returned, net, balance_before, balance_after, created_at, settled_at,
-        engine_version, rules_hash, placed_by_token)
-    VALUES (:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rules, :status,
+        engine_version, rules_hash, placed_by_token"""
+_HAND_VALUES = """:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rules, :status,
         :bet, :tie_bet, 0, :player_card, :dealer_card, :outcome, :total_staked,
         :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at,
-        :engine_version, :rules_hash, :placed_by_token)
-    RETURNING id
-    """
-)
-
-_ADVANCE_NONCE = Sql.of("UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :pair_id")
+        :engine_version, :rules_hash, :placed_by_token"""
+_ADVANCE_NONCE = "UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :seed_pair_id"
+_INSERT_HAND = f"INSERT INTO hands ({_HAND_COLUMNS}) VALUES ({_HAND_VALUES}) RETURNING id"
+# SQLite runs the two; PostgreSQL, whose round trips cost more than these statements, one.
+_INSERT_HAND_ALONE = Sql.of(_INSERT_HAND)
+_ADVANCE_NONCE_ALONE = Sql.of(_ADVANCE_NONCE)
+_INSERT_HAND_ADVANCING_NONCE = Sql.of(f"WITH nonce AS ({_ADVANCE_NONCE}) {_INSERT_HAND}")
 
 _DECIDING = Sql.of(
     """
@@ -114,21 +113,19 @@ def table_rules(driver: Driver, table_id: int) -> TableRules | None:
 
 
 def insert_hand(driver: Driver, values: dict[str, Any]) -> int:
-    row = driver.first(
-        _INSERT_HAND,
-        values
-        | {
-            "rules": driver.json(values["rules"]),
-            "created_at": driver.time(values["created_at"]),
-            "settled_at": _time_or_none(driver, values["settled_at"]),
-        },
-    )
+    """The hand's row written and its seed pair's nonce moved past it; the hand's id."""
+    stored = values | {
+        "rules": driver.json(values["rules"]),
+        "created_at": driver.time(values["created_at"]),
+        "settled_at": _time_or_none(driver, values["settled_at"]),
+    }
+    if driver.is_postgresql:
+        row = driver.first(_INSERT_HAND_ADVANCING_NONCE, stored)
+    else:
+        row = driver.first(_INSERT_HAND_ALONE, stored)
+        driver.execute(_ADVANCE_NONCE_ALONE, {"seed_pair_id": values["seed_pair_id"]})
     assert row is not None
     return int(row[0])
-
-
-def advance_nonce(driver: Driver, pair_id: int) -> None:
-    driver.execute(_ADVANCE_NONCE, {"pair_id": pair_id})
 
 
 @dataclass(frozen=True, slots=True)
