@@ -1,14 +1,18 @@
-"""Engine set-up: URL normalisation and the SQLite settings that make writers queue."""
+"""Engine set-up: URL normalisation, the SQLite settings that make writers queue, and the
+PostgreSQL pool's ping of idle connections."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from freezegun import freeze_time
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.pool import NullPool
 
-from ledger.database import make_engine, normalize_url
+from ledger.database import PING_AFTER_IDLE_SECONDS, make_engine, normalize_url
 
 
 @pytest.mark.parametrize(
@@ -85,3 +89,49 @@ def test_a_sqlite_begin_on_a_lost_connection_invalidates_it(tmp_path: Path) -> N
             assert connection.invalidated
     finally:
         engine.dispose()
+
+
+def _terminate_backend(engine: Engine, pid: int) -> None:
+    """The server drops one of the engine's connections, as a restart drops them all."""
+    admin = make_engine(str(engine.url), poolclass=NullPool)
+    try:
+        with admin.connect() as connection:
+            connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+    finally:
+        admin.dispose()
+
+
+def _backend_pid(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+
+
+@pytest.fixture
+def postgresql_engine(database_url: str) -> Iterator[Engine]:
+    if not database_url.startswith("postgresql"):
+        pytest.skip("a PostgreSQL server drops connections; a SQLite file has none to drop")
+    engine = make_engine(database_url, pool_size=1, max_overflow=0)
+    yield engine
+    engine.dispose()
+
+
+def test_a_postgresql_connection_idle_past_a_second_is_pinged_and_a_dead_one_replaced(
+    postgresql_engine: Engine,
+) -> None:
+    with freeze_time("2026-11-25 12:00:00") as clock:
+        pid = _backend_pid(postgresql_engine)
+        _terminate_backend(postgresql_engine, pid)
+        clock.tick(PING_AFTER_IDLE_SECONDS)
+        assert _backend_pid(postgresql_engine) != pid  # no error: the ping found it dead
+
+
+def test_a_postgresql_connection_back_within_the_second_is_not_pinged_and_its_loss_fails_once(
+    postgresql_engine: Engine,
+) -> None:
+    with freeze_time("2026-11-25 12:00:00"):
+        pid = _backend_pid(postgresql_engine)
+        _terminate_backend(postgresql_engine, pid)
+        with pytest.raises(OperationalError) as lost:
+            _backend_pid(postgresql_engine)
+        assert lost.value.connection_invalidated
+        assert _backend_pid(postgresql_engine) != pid
