@@ -4,11 +4,12 @@ Requests are strict: amounts must be JSON integers (never floats or strings) and
 fields are refused, so a client's typo fails loudly instead of being ignored.
 """
 
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     BeforeValidator,
@@ -41,7 +42,19 @@ def _instant_from_text(value: object) -> object:
     return value
 
 
-Instant = Annotated[AwareDatetime, BeforeValidator(_instant_from_text)]
+def in_utc(moment: datetime) -> datetime:
+    """The instant in UTC, as it is stored: a time without its offset is refused (its zone
+    is anybody's guess), and so is one whose UTC falls outside the years 1 to 9999 that a
+    datetime holds (0001-01-01T00:00:00+01:00 is in the year 0 in UTC)."""
+    if moment.utcoffset() is None:
+        raise ValueError("must be an RFC 3339 date-time with its offset")
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("is out of range: its UTC time is not in the years 1 to 9999") from None
+
+
+Instant = Annotated[AwareDatetime, BeforeValidator(_instant_from_text), AfterValidator(in_utc)]
 
 
 class DecidedBy(StrEnum):

@@ -196,6 +196,15 @@ def test_an_exclusion_cannot_be_shortened_or_lifted(operator: Caller) -> None:
     assert player.get("/v1/me/exclusion").json()["until"] is None
 
 
+def test_an_exclusion_ending_outside_the_utc_calendar_is_refused_and_excludes_nobody(
+    operator: Caller,
+) -> None:
+    player, _ = new_player(operator)
+    refused = player.post("/v1/me/exclusion", {"until": "9999-12-31T23:00:00-05:00"})
+    assert refused.status_code == 422 and refused.json()["code"] == "validation_error"
+    assert player.get("/v1/me/exclusion").json()["excluded"] is False
+
+
 def test_operators_set_a_players_limits_and_players_cannot_use_their_routes(
     operator: Caller, auditor: Caller
 ) -> None:

@@ -4,6 +4,7 @@ databases; the operator's daily player account summary."""
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from freezegun import freeze_time
 
 from tests.api.conftest import Caller, available, new_player, play_until, standard_table_id
@@ -52,6 +53,25 @@ def test_a_lost_hands_settlement_moves_nothing_through_the_wallet(operator: Call
         t for t in _transactions(player) if t["hand_id"] == hand["id"] and t["kind"] == "settlement"
     ]
     assert [t["amount"] for t in settlements] == [0]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "refusal"),
+    [
+        ("to", "2026-01-01T00:00:00", "with its offset"),
+        ("to", "0001-01-01T00:01:00+03:03", "out of range"),
+        ("from", "9999-12-31T23:00:00-05:00", "out of range"),
+    ],
+)
+def test_a_time_without_its_offset_or_outside_the_utc_calendar_is_refused_by_name(
+    operator: Caller, parameter: str, value: str, refusal: str
+) -> None:
+    player, _ = new_player(operator, deposit=1_000)
+    refused = player.get("/v1/me/transactions", **{parameter: value})
+    assert refused.status_code == 422
+    problem = refused.json()
+    assert problem["code"] == "validation_error"
+    assert problem["errors"][0]["field"] == parameter and refusal in problem["detail"]
 
 
 def test_the_history_filters_by_time(operator: Caller) -> None:
