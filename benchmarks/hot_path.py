@@ -18,6 +18,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers
@@ -31,8 +32,12 @@ def _meters(server: servers.Server) -> dict[str, cpu.Meter]:
     return {"server": cpu.process_group(server.pid)}
 
 
-def _launched(stack: ExitStack, database_url: str, workers: int, hot: str) -> servers.Server:
-    command = [*servers.casino_war_command(), "serve", "--workers", str(workers)]
+def _launched(
+    stack: ExitStack, database_url: str, workers: int, hot: str, checkout: Path | None = None
+) -> servers.Server:
+    """`casino-war serve`: this checkout's, or that of `checkout` (run from its own `.venv`)."""
+    script = [str(checkout / ".venv" / "bin" / "casino-war")] if checkout else None
+    command = [*(script or servers.casino_war_command()), "serve", "--workers", str(workers)]
     env = {"CASINO_WAR_DATABASE_URL": database_url, "CASINO_WAR_HOT_PATH": hot}
     server = stack.enter_context(servers.launched(command, env, "/ready"))
     server.wait_ready()
@@ -65,9 +70,14 @@ def _prototype(
 
 
 def measure(
-    database: str, postgres: scratch.PostgresServer | None, plan: Plan, rounds: int
+    database: str,
+    postgres: scratch.PostgresServer | None,
+    plan: Plan,
+    rounds: int,
+    baseline: Path | None = None,
 ) -> dict[str, Any]:
-    """Server CPU per hand (ms) of each variant and per do-nothing request, every round."""
+    """Server CPU per hand (ms) of each variant and per do-nothing request, every round;
+    with `baseline`, also of that checkout's hot path (an earlier build, say)."""
     clients = plan.history_clients
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
     with ExitStack() as stack:
@@ -76,6 +86,10 @@ def measure(
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
             server = _launched(stack, url, workers, hot)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
+        if baseline is not None:
+            url = stack.enter_context(scratch.scratch_database(database, postgres, "baseline"))
+            server = _launched(stack, url, workers, "true", baseline)
+            services["baseline"] = (http_load.set_up(server.base_url, url, plan), server)
         for name, (_, databases) in _PROTOTYPES.items():
             if database in databases:
                 services[name] = _prototype(stack, plan, name, database, postgres, workers)
@@ -99,6 +113,8 @@ def measure(
         "server_cpu_ms": per_round,
         "median_server_cpu_ms": medians,
         "hot_path_vs_framework": _ratio(medians["hot_path"], medians["framework"]),
+        "hot_path_vs_baseline": _ratio(medians["hot_path"], medians.get("baseline")),
+        "baseline_vs_noop": _ratio(medians.get("baseline"), medians["noop"]),
         "hot_path_vs_noop": _ratio(medians["hot_path"], medians["noop"]),
         "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
         "prototype_vs_noop": _ratio(medians.get("prototype"), medians["noop"]),
@@ -120,11 +136,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hot_path", description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=FULL.duration_seconds)
+    parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--postgres-url", default=None)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a checkout of another build, with its own .venv, whose hot path is loaded too",
+    )
     options = parser.parse_args(argv)
     plan = replace(FULL, duration_seconds=options.seconds)
-    results = [measure("sqlite", None, plan, options.rounds)]
+    results = []
+    if not options.no_sqlite:
+        results.append(measure("sqlite", None, plan, options.rounds, options.baseline))
     if not options.no_postgres:
         url = (
             options.postgres_url
@@ -136,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         if postgres is None:
             print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
         else:
-            results.append(measure("postgresql", postgres, plan, options.rounds))
+            results.append(measure("postgresql", postgres, plan, options.rounds, options.baseline))
     json.dump(results, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from benchmarks import scratch
+from benchmarks import scratch, servers
 from benchmarks.hot_path import measure
 from benchmarks.plan import TINY
 
@@ -35,3 +35,10 @@ def test_each_variant_is_measured_every_round_with_its_ratios(database: str) -> 
     assert result["bare_vs_noop"] > 0
     if database == "sqlite":
         assert result["prototype_vs_noop"] > 0
+
+
+def test_a_baseline_checkout_is_loaded_beside_the_others_with_its_ratios() -> None:
+    """This checkout as its own baseline: any checkout with a `.venv` of its own will do."""
+    result = measure("sqlite", None, PLAN, rounds=1, baseline=servers.ROOT)
+    assert len(result["server_cpu_ms"]["baseline"]) == 1
+    assert result["hot_path_vs_baseline"] > 0 and result["baseline_vs_noop"] > 0
