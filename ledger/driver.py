@@ -13,7 +13,7 @@ written here reads back exactly like any other.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -96,6 +96,9 @@ class Driver:
         self.time = conversions.time
         self.read_time = conversions.read_time
         self.json = conversions.json
+        self.known: dict[Hashable, Any] = {}
+        """What this unit of work has already established (a row a statement locked, say),
+        under its callers' own keys, so that a later step need not ask the database again."""
 
     def _run(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         text = sql.postgresql if self.is_postgresql else sql.sqlite

@@ -29,14 +29,13 @@ import msgspec
 from litestar.datastructures import State
 from litestar.types import ASGIApp, HTTPResponseStartEvent, Receive, Scope, Send
 from pydantic import ValidationError
-from sqlalchemy.orm import Session
 
 from api.domain.tokens.service import Authenticator, Principal, Role
 from api.http import idempotency
 from api.http.hardening import body_refusal, read_body, replay_body
-from api.http.idempotency import Answer, Idempotency, problem_answer
+from api.http.idempotency import Answer, Idempotency, Operation, problem_answer
 from api.http.problems import problem_of
-from api.http.schemas import MAX_ID, PRINTABLE, RequestBody, ResponseBody
+from api.http.schemas import MAX_ID, PRINTABLE, RequestBody
 from api.settings import Settings
 
 _KEY_HEADER: Final = idempotency.HEADER.lower().encode()
@@ -51,9 +50,6 @@ class HotCall:
     body: Any
     principal: Principal
     settings: Settings
-
-
-Operation = Callable[[Session], ResponseBody]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,5 @@
 """What every route needs: the caller, the database, idempotency and documented errors."""
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -13,13 +12,12 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import SecurityRequirement
 from litestar.params import HeaderParameter, PathParameter, QueryParameter
 from pydantic import BaseModel
-from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.domain.tokens.service import Authenticator, Principal
 from api.http import idempotency
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem
-from api.http.schemas import MAX_ID, PRINTABLE, ResponseBody
+from api.http.schemas import MAX_ID, PRINTABLE
 from api.pagination import MAX_LIMIT
 from api.settings import Settings
 
@@ -137,9 +135,7 @@ class IdempotentCommand:
     principal: Principal
     key: str
 
-    async def run(
-        self, body: BaseModel | None, operation: Callable[[Session], ResponseBody]
-    ) -> Response[Any]:
+    async def run(self, body: BaseModel | None, operation: idempotency.Operation) -> Response[Any]:
         """Run the unit of work at most once for this key (`Idempotency.execute` decides
         where) and answer with the route's status code."""
         payload = body.model_dump(mode="json") if body is not None else None

@@ -4,6 +4,8 @@ database as few statements as its writes allow."""
 import re
 
 import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
 from sqlalchemy import create_engine
 
 from api.db.database import Database
@@ -12,6 +14,8 @@ from api.domain.hands import store
 from api.domain.tables.service import ensure_standard_table
 from benchmarks.profile_hand import count_driver_statements
 from casino.hand import Action
+from tests.api.conftest import Caller, play_until, standard_table_id
+from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
 
 
@@ -57,10 +61,15 @@ def test_a_settled_hand_takes_nine_statements_on_sqlite_and_seven_round_trips_on
             _surrender(database, player_id, hand.id)  # a tie: another hand, then
     finally:
         database.dispose()
-    # SQLite traces a statement again at the start of each trigger it fires.
-    once = [s for i, s in enumerate(sent) if i == 0 or s != sent[i - 1]]
-    statements = [s for s in once if not _OUTSIDE_THE_UNIT_OF_WORK.match(s)]
+    statements = _statements_of(sent)
     assert len(statements) == (7 if database.is_postgresql else 9), statements
+
+
+def _statements_of(sent: list[str]) -> list[str]:
+    """The statements of the units of work sent; SQLite traces a statement again at the start
+    of each trigger it fires."""
+    once = [s for i, s in enumerate(sent) if i == 0 or s != sent[i - 1]]
+    return [s for s in once if not _OUTSIDE_THE_UNIT_OF_WORK.match(s)]
 
 
 _OUTSIDE_THE_UNIT_OF_WORK = re.compile(r"\s*(--|BEGIN|COMMIT|ROLLBACK|;|SELECT 1\b)")
@@ -77,3 +86,31 @@ def _play_out(database: Database, player_id: int, table_id: int) -> None:
 def _surrender(database: Database, player_id: int, hand_id: int) -> None:
     with database.transaction() as session:
         hands.decide_hand(session, hand_id, Action.SURRENDER, player_id=player_id)
+
+
+def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_on_postgresql(
+    client: TestClient[Litestar], operator: Caller
+) -> None:
+    """The whole request: the key (on PostgreSQL its advisory lock and the player's row lock
+    in one statement, then its record), the hand's statements, the key's record written."""
+    database: Database = client.app.state.database
+    sent: list[str] = []
+    count_driver_statements(database.engine, sent.append)
+    if database.sqlite_writer is not None:  # its kept connection is not the pool's
+        database.sqlite_writer.close()
+    database.engine.dispose()  # the connections opened from now on count
+    player, _ = new_player_over_http(operator, deposit=10_000)
+    table_id = standard_table_id(player)
+    for _ in range(2):  # the table's rules and the player's account rows, then remembered
+        play_until(player, table_id, "settled")
+    while True:
+        sent.clear()
+        hand = player.post("/v1/hands", {"table_id": table_id, "bet": 100}).json()
+        if hand["status"] == "settled":
+            break
+        player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
+    statements = [" ".join(s.split()) for s in _statements_of(sent)]
+    assert statements[0].startswith(
+        "SELECT pg_try_advisory_xact_lock" if database.is_postgresql else "SELECT request_hash"
+    )
+    assert len(statements) == (9 if database.is_postgresql else 11), statements

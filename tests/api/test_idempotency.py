@@ -132,6 +132,33 @@ def test_a_key_in_flight_in_another_process_is_refused_on_postgresql(
     assert refused.json()["code"] == "idempotency_in_flight"
 
 
+def test_a_players_command_in_flight_in_another_process_is_refused_and_moves_nothing(
+    operator: Caller, settings: Settings
+) -> None:
+    """A deposit takes the key's advisory lock and the player's row lock in one statement on
+    PostgreSQL: the key held elsewhere still refuses it, with the player's money untouched."""
+    database = Database.connect(settings.database_url)
+    if not database.is_postgresql:
+        database.dispose()
+        pytest.skip("SQLite serialises writers across processes: the second request waits")
+    _, player_id = new_player(operator, deposit=500)
+    caller = f"token:{_token_id(settings, operator.token)}"
+    deposit = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    try:
+        with database.transaction() as session:
+            session.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"),
+                {"key": advisory_lock_key(caller, "busy-deposit")},
+            )
+            refused = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
+    finally:
+        database.dispose()
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "idempotency_in_flight"
+    accepted = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
+    assert accepted.status_code == 201 and accepted.json()["balance_after"] == 600
+
+
 def _token_id(settings: Settings, token: str) -> int:
     database = Database.connect(settings.database_url)
     try:

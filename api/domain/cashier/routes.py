@@ -12,7 +12,8 @@ from api.domain.cashier import service as cashier
 from api.domain.cashier.schemas import CashierReceipt, CashierRequest
 from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tokens.service import Principal, Role
-from api.http.hot_path import HotCommand, Operation
+from api.http.hot_path import HotCommand
+from api.http.idempotency import Operation, PlayersTurn
 from api.http.routing import (
     BEARER,
     CommandDependency,
@@ -59,16 +60,19 @@ def moving(
     move: CashierMove, data: CashierRequest, principal: Principal, settings: Settings
 ) -> Operation:
     principal.require(Role.OPERATOR)
-    return lambda session: CashierReceipt.model_validate(
-        move(
-            session,
-            data.player_id,
-            data.amount,
-            data.currency,
-            settings.currency,
-            settings.protection,
-            principal.token_id,
-        )
+    return PlayersTurn(
+        data.player_id,
+        lambda session: CashierReceipt.model_validate(
+            move(
+                session,
+                data.player_id,
+                data.amount,
+                data.currency,
+                settings.currency,
+                settings.protection,
+                principal.token_id,
+            )
+        ),
     )
 
 

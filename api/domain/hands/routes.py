@@ -17,7 +17,8 @@ from api.domain.hands.schemas import (
 )
 from api.domain.hands.unfinished import resolve_overdue
 from api.domain.tokens.service import Principal, Role
-from api.http.hot_path import HotCommand, Operation
+from api.http.hot_path import HotCommand
+from api.http.idempotency import Operation, PlayersTurn
 from api.http.routing import (
     BEARER,
     CommandDependency,
@@ -39,30 +40,36 @@ from casino.hand import Action, HandStatus
 def placing(data: HandOpen, principal: Principal, settings: Settings) -> Operation:
     player_id = principal.own_player_id()
     policy = settings.protection
-    return lambda session: HandView.model_validate(
-        hands.open_hand(
-            session,
-            player_id,
-            data.table_id,
-            data.bet,
-            data.tie_bet,
-            data.currency,
-            policy=policy,
-            actor_token_id=principal.token_id,
-        )
+    return PlayersTurn(
+        player_id,
+        lambda session: HandView.model_validate(
+            hands.open_hand(
+                session,
+                player_id,
+                data.table_id,
+                data.bet,
+                data.tie_bet,
+                data.currency,
+                policy=policy,
+                actor_token_id=principal.token_id,
+            )
+        ),
     )
 
 
 def deciding(hand_id: int, data: Decision, principal: Principal) -> Operation:
     player_id = principal.own_player_id()
-    return lambda session: HandView.model_validate(
-        hands.decide_hand(
-            session,
-            hand_id,
-            Action(data.action),
-            player_id=player_id,
-            actor_token_id=principal.token_id,
-        )
+    return PlayersTurn(
+        player_id,
+        lambda session: HandView.model_validate(
+            hands.decide_hand(
+                session,
+                hand_id,
+                Action(data.action),
+                player_id=player_id,
+                actor_token_id=principal.token_id,
+            )
+        ),
     )
 
 

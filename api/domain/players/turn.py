@@ -17,7 +17,10 @@ from ledger.driver import Driver, Sql, driver_of
 
 # The status is written into the statement, so that SQLite uses the partial index of hands
 # awaiting a decision, whatever the player's history.
-_LOCK_PLAYER = Sql.of("SELECT protected FROM players WHERE id = :player_id{for_update}")
+PLAYER_LOCK = "SELECT protected FROM players WHERE id = :player_id{for_update}"
+"""The player's row locked (PostgreSQL), and whether it has protections: to run or to nest."""
+_LOCK_PLAYER = Sql.of(PLAYER_LOCK)
+_HELD = "api.domain.players.turn.held"
 UNFINISHED_HAND = (
     "SELECT h.id FROM hands h WHERE h.player_id = :player_id "
     f"AND h.status = '{HandStatus.AWAITING_DECISION.value}'"
@@ -35,11 +38,22 @@ def lock_player_on(driver: Driver, player_id: int) -> bool:
     transaction. What the unit of work reads next, it reads in later statements: under
     READ COMMITTED those see everything the previous holder of the lock committed.
 
-    Returns whether the player has protections (limits, exclusions) to check."""
-    row = driver.first(_LOCK_PLAYER, {"player_id": player_id})
-    if row is None:
+    Returns whether the player has protections (limits, exclusions) to check. A statement
+    of this unit of work may have locked the row already (`note_locked`)."""
+    if (_HELD, player_id) in driver.known:
+        protected = driver.known[_HELD, player_id]
+    else:
+        row = driver.first(_LOCK_PLAYER, {"player_id": player_id})
+        protected = None if row is None else bool(row[0])
+    if protected is None:
         raise NotFound("player")
-    return bool(row[0])
+    return bool(protected)
+
+
+def note_locked(driver: Driver, player_id: int, protected: object) -> None:
+    """Note that a statement of this unit of work ran `PLAYER_LOCK` for the player and read
+    `protected` (NULL: there is no such player), so that `lock_player_on` need not."""
+    driver.known[_HELD, player_id] = None if protected is None else bool(protected)
 
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
