@@ -1,6 +1,7 @@
 """What every route needs: the caller, the database, idempotency and documented errors."""
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any
 
 from litestar import Request, Response, post
@@ -15,9 +16,10 @@ from pydantic import BaseModel
 
 from api.db.database import Database
 from api.domain.tokens.service import Authenticator, Principal
+from api.errors import InvalidInput
 from api.http import idempotency
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem
-from api.http.schemas import MAX_ID, PRINTABLE
+from api.http.schemas import MAX_ID, PRINTABLE, in_utc
 from api.pagination import MAX_LIMIT
 from api.settings import Settings
 
@@ -165,3 +167,15 @@ def provide_command(
 
 
 CommandDependency = NamedDependency[IdempotentCommand]
+
+
+def query_instant(name: str, moment: datetime | None) -> datetime | None:
+    """A query parameter's instant in UTC (`in_utc`), or a 422 naming the parameter: the
+    framework parses a date-time without its offset, or one outside the UTC calendar, which
+    the database could not compare."""
+    if moment is None:
+        return None
+    try:
+        return in_utc(moment)
+    except ValueError as refused:
+        raise InvalidInput(name, str(refused)) from None

@@ -73,6 +73,22 @@ def test_events_filter_by_type_player_and_token(operator: Caller, auditor: Calle
     assert len(by_operator) == 4
 
 
+@pytest.mark.parametrize(
+    ("parameter", "value"),
+    [
+        ("from", "2026-01-01T00:00:00"),
+        ("to", "0001-01-01T00:01:00+03:03"),
+        ("from", "9999-12-31T23:00:00-05:00"),
+    ],
+)
+def test_a_time_without_its_offset_or_outside_the_utc_calendar_is_refused_by_name(
+    auditor: Caller, parameter: str, value: str
+) -> None:
+    refused = auditor.get("/v1/events", **{parameter: value})
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["field"] == parameter
+
+
 def test_players_may_not_read_the_events(operator: Caller) -> None:
     player, _ = new_player(operator)
     assert player.get("/v1/events").status_code == 403

@@ -17,6 +17,7 @@ from api.http.routing import (
     PrincipalDependency,
     QueryId,
     problems,
+    query_instant,
 )
 from api.pagination import DEFAULT_LIMIT
 
@@ -50,6 +51,7 @@ class EventController(Controller):
         """Who did what to whom, oldest first, each a link of the events' hash chain."""
         principal.require(Role.AUDITOR, Role.OPERATOR)
         kind = None if event_type is None else event_type.value
-        filters = events.EventFilters(kind, player_id, token_id, from_time, to_time)
+        since, until = query_instant("from", from_time), query_instant("to", to_time)
+        filters = events.EventFilters(kind, player_id, token_id, since, until)
         with database.reading() as session:
             return EventPage.model_validate(events.list_events(session, filters, cursor, limit))

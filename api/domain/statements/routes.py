@@ -22,7 +22,6 @@ from api.domain.statements.schemas import (
     WalletTransactionPage,
 )
 from api.domain.tokens.service import Principal, Role
-from api.errors import InvalidInput
 from api.http.routing import (
     BEARER,
     Cursor,
@@ -32,8 +31,8 @@ from api.http.routing import (
     PrincipalDependency,
     SettingsDependency,
     problems,
+    query_instant,
 )
-from api.http.schemas import in_utc
 from api.pagination import DEFAULT_LIMIT
 from api.settings import Settings
 
@@ -196,22 +195,12 @@ def _transactions(
     *,
     check: bool = False,
 ) -> WalletTransactionPage:
-    since, until = _query_instant("from", since), _query_instant("to", until)
+    since, until = query_instant("from", since), query_instant("to", until)
     with read_snapshot(database.engine) as connection:
         if check:
             statements.require_player(connection, player_id)
         page = statements.wallet_transactions(connection, player_id, since, until, cursor, limit)
     return WalletTransactionPage.model_validate(page)
-
-
-def _query_instant(name: str, moment: datetime | None) -> datetime | None:
-    """A query's instant in UTC (`in_utc`), or a 422 naming the parameter."""
-    if moment is None:
-        return None
-    try:
-        return in_utc(moment)
-    except ValueError as refused:
-        raise InvalidInput(name, str(refused)) from None
 
 
 def _statement(
