@@ -67,7 +67,8 @@ class PlayersTurn:
 
     On PostgreSQL the key's advisory lock then takes that row lock in the same statement, a
     round trip fewer; the operation's own lock finds it held. The order of the locks is the
-    same either way: the key's, then the player's row."""
+    same either way: the key's, then the player's row, and the row only once the key is
+    held, so a retry of a key still in flight elsewhere is refused at once (409)."""
 
     player_id: int
     work: Operation
@@ -202,9 +203,11 @@ def _lock_key(driver: Driver, caller: str, key: str, operation: Operation | None
     if not isinstance(operation, PlayersTurn):
         return bool(driver.scalar(_LOCK_KEY, {"lock": lock}))
     row = driver.first(_LOCK_KEY_AND_PLAYER, {"lock": lock, "player_id": operation.player_id})
-    assert row is not None  # a SELECT without FROM has its one row
-    note_locked(driver, operation.player_id, row[1])
-    return bool(row[0])
+    assert row is not None  # a function in FROM gives its one row
+    got, protected = row
+    if got:
+        note_locked(driver, operation.player_id, protected)
+    return bool(got)
 
 
 class _Refusal(Exception):
@@ -229,7 +232,12 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
 # record looked up, the answer recorded. The last two are public for benchmarks/lean_hand.py,
 # which must keep keys exactly as the service does.
 _LOCK_KEY = Sql.of("SELECT pg_try_advisory_xact_lock(:lock)")
-_LOCK_KEY_AND_PLAYER = Sql.of(f"SELECT pg_try_advisory_xact_lock(:lock), ({PLAYER_LOCK})")
+# The player's row is locked only once the key is: a retry of a key in flight elsewhere is
+# refused at once, instead of waiting for the first request's row lock.
+_LOCK_KEY_AND_PLAYER = Sql.of(
+    f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END "
+    "FROM pg_try_advisory_xact_lock(:lock) AS got"
+)
 RECORD_BY_KEY = Sql.of(
     """
     SELECT request_hash, response_status, CAST(response_body AS TEXT)

@@ -1,13 +1,15 @@
 """Idempotency-Key: at most once per caller and key, whatever the retries."""
 
 import pytest
+from litestar.testing import TestClient
 from sqlalchemy import text
 
+from api.app import create_app
 from api.db.database import Database
-from api.domain.tokens.service import authenticate
+from api.domain.tokens.service import Role, authenticate
 from api.http.idempotency import Idempotency, advisory_lock_key
 from api.settings import Settings
-from tests.api.conftest import Caller, available, new_player
+from tests.api.conftest import Caller, available, issue_test_token, new_player
 
 
 def test_a_replayed_key_returns_the_first_response_and_moves_nothing(
@@ -132,31 +134,38 @@ def test_a_key_in_flight_in_another_process_is_refused_on_postgresql(
     assert refused.json()["code"] == "idempotency_in_flight"
 
 
-def test_a_players_command_in_flight_in_another_process_is_refused_and_moves_nothing(
-    operator: Caller, settings: Settings
+def test_a_players_command_in_flight_in_another_process_is_refused_at_once_and_moves_nothing(
+    database_url: str,
 ) -> None:
-    """A deposit takes the key's advisory lock and the player's row lock in one statement on
-    PostgreSQL: the key held elsewhere still refuses it, with the player's money untouched."""
-    database = Database.connect(settings.database_url)
-    if not database.is_postgresql:
-        database.dispose()
+    """A deposit takes the key's advisory lock and then the player's row lock in one statement
+    on PostgreSQL. Another worker holding both (the first request, still running): the retry
+    is refused as in flight instead of waiting for the row, which here would end in the lock
+    timeout's 503; the player's money is untouched."""
+    if not database_url.startswith("postgresql"):
         pytest.skip("SQLite serialises writers across processes: the second request waits")
-    _, player_id = new_player(operator, deposit=500)
-    caller = f"token:{_token_id(settings, operator.token)}"
-    deposit = {"player_id": player_id, "amount": 100, "currency": "USD"}
-    try:
-        with database.transaction() as session:
-            session.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"),
-                {"key": advisory_lock_key(caller, "busy-deposit")},
-            )
-            refused = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
-    finally:
-        database.dispose()
-    assert refused.status_code == 409
-    assert refused.json()["code"] == "idempotency_in_flight"
-    accepted = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
-    assert accepted.status_code == 201 and accepted.json()["balance_after"] == 600
+    settings = Settings(database_url=database_url, database_timeout_seconds=2)
+    with TestClient(app=create_app(settings)) as client:
+        operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
+        _, player_id = new_player(operator, deposit=500)
+        caller = f"token:{_token_id(settings, operator.token)}"
+        deposit = {"player_id": player_id, "amount": 100, "currency": "USD"}
+        holder = Database.connect(database_url)
+        try:
+            with holder.transaction() as session:
+                session.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"),
+                    {"key": advisory_lock_key(caller, "busy-deposit")},
+                )
+                session.execute(
+                    text("SELECT id FROM players WHERE id = :id FOR UPDATE"), {"id": player_id}
+                )
+                refused = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
+        finally:
+            holder.dispose()
+        assert refused.status_code == 409
+        assert refused.json()["code"] == "idempotency_in_flight"
+        accepted = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
+        assert accepted.status_code == 201 and accepted.json()["balance_after"] == 600
 
 
 def _token_id(settings: Settings, token: str) -> int:

@@ -50,7 +50,7 @@ def lock_player_on(driver: Driver, player_id: int) -> bool:
     return bool(protected)
 
 
-def note_locked(driver: Driver, player_id: int, protected: object) -> None:
+def note_locked(driver: Driver, player_id: int, protected: bool | None) -> None:
     """Note that a statement of this unit of work ran `PLAYER_LOCK` for the player and read
     `protected` (NULL: there is no such player), so that `lock_player_on` need not."""
     driver.known[_HELD, player_id] = None if protected is None else bool(protected)
