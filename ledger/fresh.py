@@ -179,7 +179,7 @@ def _append_in_one_statement(
     then the transactions and their entries written in one statement, a round trip fewer
     (on PostgreSQL a round trip costs the server more than the statement's own work).
 
-    The ids are drawn while the head is locked, as the INSERT drew them before, so a chain's
+    The ids are drawn once the head is locked, as the INSERT drew them before, so a chain's
     transaction ids still rise with its seq; the entries keep the batch's order of ids."""
     head = driver.first(_lock_chain_head_drawing_ids(len(pendings)), {"chain": chain})
     assert head is not None  # every chain has its head row (migration 0004)
@@ -345,9 +345,15 @@ def _insert_entries(count: int) -> Sql:
 
 @cache
 def _lock_chain_head_drawing_ids(count: int) -> Sql:
-    """PostgreSQL's: the head locked, and `count` transaction ids drawn."""
+    """PostgreSQL's: the head locked, then `count` transaction ids drawn. The lock is taken in
+    the subquery, below the ids: in one query level `nextval` would run before the row lock
+    (PostgreSQL locks rows above the scan that evaluates the select list), and a transaction
+    that waited for the head could then hold ids lower than its predecessor's."""
     drawn = ", ".join(["nextval('ledger_transactions_id_seq')"] * count)
-    return Sql.of(f"SELECT seq, hash, {drawn} FROM ledger_chain_head WHERE id = :chain FOR UPDATE")
+    return Sql.of(
+        f"SELECT head.seq, head.hash, {drawn} FROM "
+        "(SELECT seq, hash FROM ledger_chain_head WHERE id = :chain FOR UPDATE) AS head"
+    )
 
 
 @cache

@@ -4,6 +4,7 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -20,6 +22,7 @@ from ledger.errors import AccountConflict, LimitExceeded, UnknownAccount
 from ledger.fresh import AccountBook, post_new, read_balance
 from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
 from ledger.posting import balances, open_account, post
+from ledger.schema import LedgerTransaction
 from ledger.verify import verify_ledger
 
 WALLET = chart.wallet("p1", "USD")
@@ -55,9 +58,13 @@ def _post(
     session_factory: sessionmaker[Session], book: AccountBook, batch: list[TransactionRequest]
 ) -> list[int]:
     with session_factory.begin() as session:
-        driver = Driver(session.connection())
-        rows = book.find(driver, [spec.code for spec in SPECS])
-        return post_new(driver, batch, rows, chain=1, posted_at=datetime.now(UTC))
+        return _post_in(session, book, batch)
+
+
+def _post_in(session: Session, book: AccountBook, batch: list[TransactionRequest]) -> list[int]:
+    driver = Driver(session.connection())
+    rows = book.find(driver, [spec.code for spec in SPECS])
+    return post_new(driver, batch, rows, chain=1, posted_at=datetime.now(UTC))
 
 
 def test_a_fresh_batch_moves_every_balance_and_keeps_the_chain_whole(
@@ -181,6 +188,36 @@ def test_an_open_account_unlike_its_spec_is_refused(
 def test_a_balance_never_opened_reads_zero(session_factory: sessionmaker[Session]) -> None:
     with session_factory() as session:
         assert read_balance(Driver(session.connection()), "wallet:nobody:USD") == 0
+
+
+def test_a_chains_transaction_ids_rise_with_its_seq_under_concurrent_postings(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    """Two posters on one chain, some of whose postings roll back after taking the head:
+    the chain's ids still come in the order of its links (on PostgreSQL they are drawn once
+    the head is locked)."""
+
+    def poster(first: int) -> None:
+        for number in range(first, first + 30, 2):
+            session = session_factory()
+            with session.begin():
+                _post_in(session, book, _hand(number, 1, 1))
+                if number % 5 == 0:
+                    session.rollback()  # refused after the head was locked
+
+    threads = [threading.Thread(target=poster, args=(first,)) for first in (1_000, 1_001)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with session_factory() as session:
+        ids = session.scalars(
+            select(LedgerTransaction.id)
+            .where(LedgerTransaction.chain == 1)
+            .order_by(LedgerTransaction.seq)
+        ).all()
+        assert len(ids) > 2 and ids == sorted(ids)
+        assert verify_ledger(session).ok
 
 
 @settings(
