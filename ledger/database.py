@@ -12,6 +12,8 @@ from sqlalchemy.exc import DBAPIError, InvalidatePoolError
 from sqlalchemy.pool import ConnectionPoolEntry
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 60
+PING_AFTER_IDLE_SECONDS = 1.0
+_CHECKED_IN_AT = "ledger.database.checked_in_at"
 
 
 def normalize_url(url: str) -> str:
@@ -28,7 +30,9 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
+def make_engine(
+    url: str, *, ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS, **kwargs: Any
+) -> Engine:
     """An engine configured so that concurrent writers queue rather than fail.
 
     SQLite: WAL (readers never block the writer), foreign keys on, a generous busy
@@ -56,25 +60,22 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         _configure_sqlite(engine, busy_timeout_ms)
         return engine
     engine = create_engine(url, **kwargs)
-    _ping_after_idle(engine)
+    _ping_after_idle(engine, ping_after_idle_seconds)
     return engine
 
 
-PING_AFTER_IDLE_SECONDS = 1.0
-_CHECKED_IN_AT = "ledger.database.checked_in_at"
+def _ping_after_idle(engine: Engine, idle_seconds: float) -> None:
+    """Ping a pooled connection that has sat idle for `idle_seconds` or more before handing it
+    out; one found lost replaces every connection pooled before it.
 
-
-def _ping_after_idle(engine: Engine) -> None:
-    """Ping a pooled connection that has sat idle for a second or more before handing it
-    out; a failed ping replaces every connection pooled before it.
-
-    SQLAlchemy's pre-ping pings at every checkout: a round trip per unit of work, which
-    costs a hand on PostgreSQL about a fifteenth of its server CPU (docs/performance.md).
-    A connection that comes back to work within the second is one the server answered a
-    moment ago; a restart in that moment fails the unit of work it interrupts (a 503, as it
-    would with pre-ping), and SQLAlchemy then invalidates the whole pool on that disconnect,
-    so the requests after it get new connections. Stale connections are otherwise those that
-    sat idle (a restart overnight, a firewall's idle timeout), and those are pinged."""
+    SQLAlchemy's pre-ping pings at every checkout: a round trip per unit of work, one of the
+    fifteen a PostgreSQL hand made (docs/performance.md, "PostgreSQL's round trips"). The
+    trade: a connection back at work within the second is not pinged, so after a restart
+    that quick the first unit of work on each process fails (a 503, the client retries with
+    its key) where pre-ping would have replaced the connection unseen; SQLAlchemy then
+    replaces the whole pool on that disconnect, and the requests after it get new
+    connections. A connection gone stale while idle (a restart overnight, a firewall's idle
+    timeout) is pinged and replaced as before."""
     dialect = engine.dialect
 
     @event.listens_for(engine, "checkin")
@@ -84,12 +85,16 @@ def _ping_after_idle(engine: Engine) -> None:
     @event.listens_for(engine, "checkout")
     def _checked_out(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
         checked_in = record.info.get(_CHECKED_IN_AT)
-        if checked_in is None or time.monotonic() - checked_in < PING_AFTER_IDLE_SECONDS:
+        if checked_in is None or time.monotonic() - checked_in < idle_seconds:
             return  # new, or back at work within the second
         try:
             dialect.do_ping(dbapi_connection)
         except dialect.loaded_dbapi.Error as error:
-            raise InvalidatePoolError("the ping of an idle connection failed") from error
+            # As pre-ping does: only a lost connection replaces the pool; any other error is
+            # the unit of work's to report.
+            if dialect.is_disconnect(error, dbapi_connection, None):
+                raise InvalidatePoolError("an idle connection was found lost") from error
+            raise
 
 
 def _in_memory(url: str) -> bool:

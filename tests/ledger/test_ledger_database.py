@@ -3,16 +3,16 @@ PostgreSQL pool's ping of idle connections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from freezegun import freeze_time
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from ledger.database import PING_AFTER_IDLE_SECONDS, make_engine, normalize_url
+from ledger.database import make_engine, normalize_url
+from ledger.driver import Sql, driver_of
 
 
 @pytest.mark.parametrize(
@@ -102,36 +102,54 @@ def _terminate_backend(engine: Engine, pid: int) -> None:
 
 
 def _backend_pid(engine: Engine) -> int:
-    with engine.connect() as connection:
-        return int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    """A unit of work as the hot path runs one: a statement on the session's driver."""
+    with Session(engine) as session, session.begin():
+        return int(driver_of(session).scalar(_BACKEND_PID, {}))
 
 
-@pytest.fixture
-def postgresql_engine(database_url: str) -> Iterator[Engine]:
+_BACKEND_PID = Sql.of("SELECT pg_backend_pid()")
+
+
+def _postgresql_engine(database_url: str, ping_after_idle_seconds: float) -> Engine:
     if not database_url.startswith("postgresql"):
         pytest.skip("a PostgreSQL server drops connections; a SQLite file has none to drop")
-    engine = make_engine(database_url, pool_size=1, max_overflow=0)
-    yield engine
-    engine.dispose()
+    return make_engine(
+        database_url, pool_size=2, max_overflow=0, ping_after_idle_seconds=ping_after_idle_seconds
+    )
 
 
-def test_a_postgresql_connection_idle_past_a_second_is_pinged_and_a_dead_one_replaced(
-    postgresql_engine: Engine,
+def _pool_both(engine: Engine) -> set[int]:
+    """Both of the pool's connections opened and back in it; their server processes."""
+    with Session(engine) as first, first.begin(), Session(engine) as second, second.begin():
+        return {int(driver_of(s).scalar(_BACKEND_PID, {})) for s in (first, second)}
+
+
+def test_a_postgresql_connection_that_sat_idle_is_pinged_and_a_lost_one_replaced_unseen(
+    database_url: str,
 ) -> None:
-    with freeze_time("2026-11-25 12:00:00") as clock:
-        pid = _backend_pid(postgresql_engine)
-        _terminate_backend(postgresql_engine, pid)
-        clock.tick(PING_AFTER_IDLE_SECONDS)
-        assert _backend_pid(postgresql_engine) != pid  # no error: the ping found it dead
+    engine = _postgresql_engine(database_url, ping_after_idle_seconds=0.0)  # every checkout
+    try:
+        dropped = _pool_both(engine)
+        for pid in dropped:
+            _terminate_backend(engine, pid)
+        assert _backend_pid(engine) not in dropped  # no error: the ping found it lost
+    finally:
+        engine.dispose()
 
 
 def test_a_postgresql_connection_back_within_the_second_is_not_pinged_and_its_loss_fails_once(
-    postgresql_engine: Engine,
+    database_url: str,
 ) -> None:
-    with freeze_time("2026-11-25 12:00:00"):
-        pid = _backend_pid(postgresql_engine)
-        _terminate_backend(postgresql_engine, pid)
+    """Unpinged, the lost connection fails one unit of work; the pool is then replaced as a
+    whole, so the next unit of work gets a new connection, not the other lost one."""
+    engine = _postgresql_engine(database_url, ping_after_idle_seconds=3600.0)  # never
+    try:
+        dropped = _pool_both(engine)
+        for pid in dropped:
+            _terminate_backend(engine, pid)
         with pytest.raises(OperationalError) as lost:
-            _backend_pid(postgresql_engine)
+            _backend_pid(engine)
         assert lost.value.connection_invalidated
-        assert _backend_pid(postgresql_engine) != pid
+        assert _backend_pid(engine) not in dropped
+    finally:
+        engine.dispose()
