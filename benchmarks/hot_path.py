@@ -142,7 +142,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="a checkout of another build, with its own .venv, whose hot path is loaded too",
+        help=(
+            "a checkout of another build, with its own .venv, whose hot path is loaded too; "
+            "its server migrates its own database, but the operator's token is written there "
+            "by this checkout, so both must share the api_tokens table's shape"
+        ),
     )
     options = parser.parse_args(argv)
     plan = replace(FULL, duration_seconds=options.seconds)
