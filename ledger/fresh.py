@@ -346,9 +346,10 @@ def _insert_entries(count: int) -> Sql:
 @cache
 def _lock_chain_head_drawing_ids(count: int) -> Sql:
     """PostgreSQL's: the head locked, then `count` transaction ids drawn. The lock is taken in
-    the subquery, below the ids: in one query level `nextval` would run before the row lock
-    (PostgreSQL locks rows above the scan that evaluates the select list), and a transaction
-    that waited for the head could then hold ids lower than its predecessor's."""
+    the subquery, below the ids, so they are drawn once, after it: in one query level
+    `nextval` runs before the row lock, and a transaction that waited for the head runs it
+    again once the head has moved (PostgreSQL rechecks the row), wasting the ids it drew
+    first."""
     drawn = ", ".join(["nextval('ledger_transactions_id_seq')"] * count)
     return Sql.of(
         f"SELECT head.seq, head.hash, {drawn} FROM "

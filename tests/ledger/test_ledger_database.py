@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -112,7 +113,7 @@ _BACKEND_PID = Sql.of("SELECT pg_backend_pid()")
 
 def _postgresql_engine(database_url: str, ping_after_idle_seconds: float) -> Engine:
     if not database_url.startswith("postgresql"):
-        pytest.skip("a PostgreSQL server drops connections; a SQLite file has none to drop")
+        pytest.skip("the idle ping is for a server's connections; a SQLite file has none")
     return make_engine(
         database_url, pool_size=2, max_overflow=0, ping_after_idle_seconds=ping_after_idle_seconds
     )
@@ -151,5 +152,27 @@ def test_a_postgresql_connection_back_within_the_second_is_not_pinged_and_its_lo
             _backend_pid(engine)
         assert lost.value.connection_invalidated
         assert _backend_pid(engine) not in dropped
+    finally:
+        engine.dispose()
+
+
+def test_a_ping_that_fails_on_a_live_connection_is_reported_and_replaces_nothing(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a lost connection replaces the pool, as with pre-ping: any other failure of the
+    ping (injected here: a live server rarely fails a ping) is the unit of work's error."""
+    engine = _postgresql_engine(database_url, ping_after_idle_seconds=0.0)  # every checkout
+    try:
+        pooled = _pool_both(engine)
+
+        def cancelled(_dbapi_connection: object) -> bool:
+            raise psycopg.errors.QueryCanceled("canceling statement due to user request")
+
+        monkeypatch.setattr(engine.dialect, "do_ping", cancelled)
+        with pytest.raises(DBAPIError) as failed:
+            _backend_pid(engine)
+        assert not failed.value.connection_invalidated
+        monkeypatch.undo()
+        assert _backend_pid(engine) in pooled
     finally:
         engine.dispose()

@@ -194,8 +194,8 @@ def test_a_chains_transaction_ids_rise_with_its_seq_under_concurrent_postings(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     """Two posters on one chain, some of whose postings roll back after taking the head:
-    the chain's ids still come in the order of its links (on PostgreSQL they are drawn once
-    the head is locked)."""
+    the chain's ids come in the order of its links (on PostgreSQL they are drawn with the
+    head's lock held)."""
 
     def poster(first: int) -> None:
         for number in range(first, first + 30, 2):
