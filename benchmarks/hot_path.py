@@ -82,14 +82,15 @@ def measure(
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
     with ExitStack() as stack:
         services = {}
-        for name, hot in _VARIANTS.items():
-            url = stack.enter_context(scratch.scratch_database(database, postgres, name))
-            server = _launched(stack, url, workers, hot)
-            services[name] = (http_load.set_up(server.base_url, url, plan), server)
+        launches: list[tuple[str, str, Path | None]] = [
+            (name, hot, None) for name, hot in _VARIANTS.items()
+        ]
         if baseline is not None:
-            url = stack.enter_context(scratch.scratch_database(database, postgres, "baseline"))
-            server = _launched(stack, url, workers, "true", baseline)
-            services["baseline"] = (http_load.set_up(server.base_url, url, plan), server)
+            launches.append(("baseline", "true", baseline))
+        for name, hot, checkout in launches:
+            url = stack.enter_context(scratch.scratch_database(database, postgres, name))
+            server = _launched(stack, url, workers, hot, checkout)
+            services[name] = (http_load.set_up(server.base_url, url, plan), server)
         for name, (_, databases) in _PROTOTYPES.items():
             if database in databases:
                 services[name] = _prototype(stack, plan, name, database, postgres, workers)

@@ -4,8 +4,8 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -199,17 +199,14 @@ def test_a_chains_transaction_ids_rise_with_its_seq_under_concurrent_postings(
 
     def poster(first: int) -> None:
         for number in range(first, first + 30, 2):
-            session = session_factory()
-            with session.begin():
+            with session_factory() as session, session.begin():
                 _post_in(session, book, _hand(number, 1, 1))
                 if number % 5 == 0:
                     session.rollback()  # refused after the head was locked
 
-    threads = [threading.Thread(target=poster, args=(first,)) for first in (1_000, 1_001)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for posted in [pool.submit(poster, first) for first in (1_000, 1_001)]:
+            posted.result()  # a poster's failure fails the test
     with session_factory() as session:
         ids = session.scalars(
             select(LedgerTransaction.id)
