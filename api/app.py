@@ -87,7 +87,9 @@ HOT_COMMANDS = (*hands.HOT_COMMANDS, *cashier.HOT_COMMANDS)
 
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
-    database = Database.connect(settings.database_url, settings.database_timeout_seconds)
+    database = Database.connect(
+        settings.database_url, settings.database_timeout_seconds, settings.database_pool_size
+    )
 
     def on_startup() -> None:
         with database.transaction() as session:

@@ -11,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from api.domain.protection.policy import ProtectionPolicy
+from ledger.database import POOL_SIZE
 
 
 class Settings(BaseSettings):
@@ -28,6 +29,9 @@ class Settings(BaseSettings):
     # The longest a request waits on the database (a lock, a statement, a connection)
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
+    # Database connections each server process keeps: at least the requests one process
+    # serves at once, or connections are opened and closed under load (README, Settings).
+    database_pool_size: int = Field(default=POOL_SIZE, ge=1, le=1000)
     # One line per request on stderr (method, path, status, duration, request id); plain
     # text, or JSON lines for a log shipper.
     access_log: bool = True

@@ -13,6 +13,9 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 SQLITE_BUSY_TIMEOUT_SECONDS = 60
 PING_AFTER_IDLE_SECONDS = 1.0
+POOL_SIZE = 10
+"""Connections a process keeps pooled: at least the units of work it runs at once (see
+`make_engine`)."""
 _CHECKED_IN_AT = "ledger.database.checked_in_at"
 
 
@@ -31,7 +34,11 @@ def normalize_url(url: str) -> str:
 
 
 def make_engine(
-    url: str, *, ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS, **kwargs: Any
+    url: str,
+    *,
+    ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS,
+    pool_size: int = POOL_SIZE,
+    **kwargs: Any,
 ) -> Engine:
     """An engine configured so that concurrent writers queue rather than fail.
 
@@ -41,11 +48,23 @@ def make_engine(
     upgrade to a write lock, and one would get "database is locked" with no retry.
     PostgreSQL: a normal pool whose connections are pinged when they come out of it after
     sitting idle (`_ping_after_idle`), so restarts of the server are survived.
+
+    The pool keeps `pool_size` connections, opened as they are first needed. It must hold
+    one for every unit of work the process runs at once: past it, SQLAlchemy opens an
+    overflow connection and closes it again when it is returned, so a process that often
+    runs one unit of work more than it keeps opens and closes a connection every few
+    requests. On PostgreSQL each of those is a server process forked, authenticated and
+    torn down: with SQLAlchemy's default of five, 8 clients on 2 workers opened a
+    connection every ten hands, and that churn was half of PostgreSQL's CPU per hand
+    (docs/performance.md, "The pool's size").
     """
     url = normalize_url(url)
     # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them
     # out of every error message, and so out of every log line.
     kwargs.setdefault("hide_parameters", True)
+    in_memory = url.startswith("sqlite") and _in_memory(url)  # one connection, no pool
+    if "poolclass" not in kwargs and not in_memory:
+        kwargs.setdefault("pool_size", pool_size)
     if url.startswith("sqlite"):
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_SECONDS)

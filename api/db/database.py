@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ledger.database import make_engine
+from ledger.database import POOL_SIZE, make_engine
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,11 +20,14 @@ class Database:
     sqlite_writer: "SqliteWriter | None"
 
     @classmethod
-    def connect(cls, url: str, timeout_seconds: float | None = None) -> "Database":
+    def connect(
+        cls, url: str, timeout_seconds: float | None = None, pool_size: int = POOL_SIZE
+    ) -> "Database":
         """`timeout_seconds` bounds every wait on the database: SQLite's busy wait for the
         write lock; PostgreSQL's connection attempt and each statement. A request that
-        hits it is a 503 (`api.http.problems`), not a hang."""
-        engine = make_engine(url, **_timeouts(url, timeout_seconds))
+        hits it is a 503 (`api.http.problems`), not a hang. `pool_size`: the connections
+        kept pooled (`ledger.database.make_engine` says why it matters)."""
+        engine = make_engine(url, pool_size=pool_size, **_timeouts(url, timeout_seconds))
         is_sqlite = engine.dialect.name == "sqlite"
         # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
         reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
