@@ -1,0 +1,33 @@
+"""`python -m benchmarks.pool` loads the service once per pool size, every round, and reports
+the connections PostgreSQL saw opened beside the throughput and CPU; no timing asserted.
+
+PostgreSQL only: connection churn is what it measures, and a SQLite connection is a file
+handle, not a server process."""
+
+import os
+from dataclasses import replace
+
+import pytest
+
+from benchmarks import scratch
+from benchmarks.plan import TINY
+from benchmarks.pool import measure
+
+PLAN = replace(TINY, history_clients=2)
+
+
+def test_each_pool_size_is_measured_every_round_with_the_connections_it_opened() -> None:
+    url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
+    postgres, reason = scratch.find_postgres(url)
+    assert postgres is not None, reason
+    result = measure(postgres, PLAN, [1, 4], rounds=2)
+    assert set(result["per_round"]) == {"1", "4"}
+    for rows in result["per_round"].values():
+        assert len(rows) == 2
+        for row in rows:
+            assert row["connections_opened"] >= 0
+            assert row["hands_per_second"] > 0
+            assert row["server_cpu_ms_per_hand"] > 0
+    assert set(result["median"]["4"]) == set(result["per_round"]["4"][0])
