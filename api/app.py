@@ -1,5 +1,6 @@
 """The Litestar application, composed from settings."""
 
+from anyio.to_thread import current_default_thread_limiter
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -92,6 +93,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
     def on_startup() -> None:
+        # No more units of work in worker threads at once than the pool keeps connections:
+        # past it, each would open a connection and close it again (ledger.database).
+        current_default_thread_limiter().total_tokens = settings.database_pool_size
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)
 

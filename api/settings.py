@@ -29,8 +29,9 @@ class Settings(BaseSettings):
     # The longest a request waits on the database (a lock, a statement, a connection)
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
-    # Database connections each server process keeps: at least the requests one process
-    # serves at once, or connections are opened and closed under load (README, Settings).
+    # Database connections each server process keeps, and so the units of work it runs at
+    # once in worker threads (`api.app`): past the pool, each would open a connection and
+    # close it again (`ledger.database.make_engine`).
     database_pool_size: int = Field(default=POOL_SIZE, ge=1, le=1000)
     # One line per request on stderr (method, path, status, duration, request id); plain
     # text, or JSON lines for a log shipper.

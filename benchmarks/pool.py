@@ -1,7 +1,7 @@
 """The database pool's size against connection churn, in one run: `python -m benchmarks.pool
-[--sizes 5 10] [--rounds 3] [--seconds S]`.
+[--sizes 5 10] [--clients 8] [--rounds 3] [--seconds S]`.
 
-One `casino-war serve` on PostgreSQL (the main benchmark's workers and clients) per pool
+One `casino-war serve` on PostgreSQL (the main benchmark's workers) per pool
 size (`CASINO_WAR_DATABASE_POOL_SIZE`), each on a fresh database, loaded with hands in turn,
 round after round, by the main benchmark's closed loop (`benchmarks.http_load`). For each
 window: the connections the database saw opened (`pg_stat_database.sessions`), hands/s, p99,
@@ -49,7 +49,7 @@ def _window(
     database = make_url(url).database or ""
     meters = {"server": cpu.process_group(server.pid), "postgresql": cpu.postgres()}
     before = _sessions_opened(postgres.admin_url, database)
-    point = http_load.hands_point(service, plan, plan.history_clients, meters)
+    point = http_load.hands_point(service, plan, max(plan.clients), meters)
     opened = _sessions_opened(postgres.admin_url, database) - before
     return {
         "connections_opened": opened,
@@ -83,7 +83,7 @@ def measure(
                 windows[size].append(_window(postgres, url, service, plan, server))
     return {
         "workers": plan.postgresql_workers,
-        "clients": plan.history_clients,
+        "clients": max(plan.clients),
         "rounds": rounds,
         "per_round": {str(size): rows for size, rows in windows.items()},
         "median": {str(size): _medians(rows) for size, rows in windows.items()},
@@ -101,6 +101,7 @@ def _medians(rows: list[dict[str, Any]]) -> dict[str, float | None]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.pool", description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10])
+    parser.add_argument("--clients", type=int, default=FULL.history_clients)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=FULL.duration_seconds)
     parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     postgres, reason = scratch.find_postgres(options.postgres_url)
     if postgres is None:
         parser.error(f"PostgreSQL not measured: {reason}")
-    plan = replace(FULL, duration_seconds=options.seconds)
+    plan = replace(FULL, duration_seconds=options.seconds, clients=(options.clients,))
     json.dump(measure(postgres, plan, options.sizes, options.rounds), sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -50,13 +50,13 @@ def make_engine(
     sitting idle (`_ping_after_idle`), so restarts of the server are survived.
 
     The pool keeps `pool_size` connections, opened as they are first needed. It must hold
-    one for every unit of work the process runs at once: past it, SQLAlchemy opens an
-    overflow connection and closes it again when it is returned, so a process that often
-    runs one unit of work more than it keeps opens and closes a connection every few
-    requests. On PostgreSQL each of those is a server process forked, authenticated and
-    torn down: with SQLAlchemy's default of five, 8 clients on 2 workers opened a
-    connection every ten hands, and that churn was half of PostgreSQL's CPU per hand
-    (docs/performance.md, "The pool's size").
+    one for every unit of work the process runs at once (the service runs no more at once:
+    `api.app`): past it, SQLAlchemy opens an overflow connection and closes it again when
+    it is returned, so a process that often runs one unit of work more than it keeps opens
+    and closes a connection every few requests. On PostgreSQL each of those is a server
+    process forked, authenticated and ended: with SQLAlchemy's default of five, 8 clients
+    on 2 workers opened a connection every ten hands, and PostgreSQL's CPU per hand rose
+    by a quarter or more (docs/performance.md, "The pool's size").
     """
     url = normalize_url(url)
     # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them

@@ -5,6 +5,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from anyio.to_thread import current_default_thread_limiter
+from litestar.testing import TestClient
 from sqlalchemy import Engine, event, text
 
 from api.app import create_app
@@ -76,3 +78,18 @@ def test_a_server_process_keeps_ten_connections_by_default(database_url: str) ->
         assert database.engine.pool.size() == 10  # type: ignore[attr-defined]
     finally:
         database.dispose()
+
+
+async def _worker_threads_allowed() -> float:
+    return current_default_thread_limiter().total_tokens
+
+
+def test_a_server_process_runs_no_more_blocking_calls_at_once_than_its_pool_keeps(
+    database_url: str,
+) -> None:
+    """Each blocking call (a unit of work in a worker thread) holds one connection at most,
+    so with no more of them at once than the pool keeps, no load opens a connection past
+    it: the rest wait their turn for a thread instead."""
+    app = create_app(Settings(database_url=database_url, database_pool_size=3))
+    with TestClient(app=app) as client:
+        assert client.blocking_portal.call(_worker_threads_allowed) == 3

@@ -13,7 +13,7 @@ from benchmarks import scratch
 from benchmarks.plan import TINY
 from benchmarks.pool import measure
 
-PLAN = replace(TINY, history_clients=2)
+PLAN = replace(TINY, clients=(2,))
 
 
 def test_each_pool_size_is_measured_every_round_with_the_connections_it_opened() -> None:
