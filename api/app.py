@@ -93,8 +93,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
     def on_startup() -> None:
-        # No more units of work in worker threads at once than the pool keeps connections:
-        # past it, each would open a connection and close it again (ledger.database).
+        # The hot path's units of work and the token look-ups run in anyio's worker threads:
+        # no more of them at once than the pool has connections, so that past it they wait
+        # on the event loop for a thread rather than in a thread for a connection.
         current_default_thread_limiter().total_tokens = settings.database_pool_size
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)

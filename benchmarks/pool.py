@@ -1,15 +1,18 @@
 """The database pool's size against connection churn, in one run: `python -m benchmarks.pool
 [--sizes 5 10] [--clients 8] [--rounds 3] [--seconds S]`.
 
-One `casino-war serve` on PostgreSQL (the main benchmark's workers) per pool
-size (`CASINO_WAR_DATABASE_POOL_SIZE`), each on a fresh database, loaded with hands in turn,
+One `casino-war serve` on PostgreSQL (the main benchmark's workers) per pool size
+(`CASINO_WAR_DATABASE_POOL_SIZE`), each on a fresh database, loaded with hands in turn,
 round after round, by the main benchmark's closed loop (`benchmarks.http_load`). For each
-window: the connections the database saw opened (`pg_stat_database.sessions`), hands/s, p99,
-and the CPU per hand of the server and of PostgreSQL (whose count includes the backends that
-ended in the window: a connection closed takes its process's CPU to the postmaster's
-children's count, which the meter reads). A pool smaller than the requests one process
-serves at once opens a connection for the excess and closes it when it is returned: on
-PostgreSQL a server process forked, authenticated and ended each time.
+window: the connections the database saw opened (`pg_stat_database.sessions`, PostgreSQL 14
+or newer), failed requests, hands/s, p99, and the CPU per hand of the server and of
+PostgreSQL (whose count includes the backends that ended in the window: a connection closed
+takes its process's CPU to the postmaster's children's count, which the meter reads).
+
+A pool that opens a connection past its size at a peak and closes it when it is returned
+costs PostgreSQL a server process forked, authenticated and ended each time. The service's
+pool opens none past its size (`api.db.database`): this shows that no load makes it open
+any, and what the size does to throughput and latency.
 """
 
 import argparse
@@ -44,7 +47,11 @@ def _sessions_opened(admin_url: str, database: str) -> int:
 
 
 def _window(
-    postgres: scratch.PostgresServer, url: str, service: http_load.Service, plan: Plan, server: Any
+    postgres: scratch.PostgresServer,
+    url: str,
+    service: http_load.Service,
+    plan: Plan,
+    server: servers.Server,
 ) -> dict[str, Any]:
     database = make_url(url).database or ""
     meters = {"server": cpu.process_group(server.pid), "postgresql": cpu.postgres()}
@@ -56,6 +63,7 @@ def _window(
         "connections_opened_per_1000_hands": round(1000 * opened / point["units"], 1)
         if point["units"]
         else None,
+        "errors": point["errors"],
         "hands_per_second": point["hands_per_second"],
         "p99_ms": point["latency_ms"]["p99"],
         "server_cpu_ms_per_hand": point["cpu_ms_per_unit"]["server"],
@@ -68,7 +76,7 @@ def measure(
 ) -> dict[str, Any]:
     """Every figure of every round, per pool size, and each figure's median over the rounds."""
     with ExitStack() as stack:
-        launched = {}
+        launched: dict[int, tuple[str, http_load.Service, servers.Server]] = {}
         for size in sizes:
             url = stack.enter_context(postgres.scratch(f"pool{size}"))
             command = [*servers.casino_war_command(), "serve"]

@@ -14,8 +14,7 @@ from sqlalchemy.pool import ConnectionPoolEntry
 SQLITE_BUSY_TIMEOUT_SECONDS = 60
 PING_AFTER_IDLE_SECONDS = 1.0
 POOL_SIZE = 10
-"""Connections a process keeps pooled: at least the units of work it runs at once (see
-`make_engine`)."""
+"""Connections an engine keeps pooled (`make_engine`)."""
 _CHECKED_IN_AT = "ledger.database.checked_in_at"
 
 
@@ -38,6 +37,8 @@ def make_engine(
     *,
     ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS,
     pool_size: int = POOL_SIZE,
+    max_overflow: int = 10,
+    pool_timeout: float = 30.0,
     **kwargs: Any,
 ) -> Engine:
     """An engine configured so that concurrent writers queue rather than fail.
@@ -49,22 +50,21 @@ def make_engine(
     PostgreSQL: a normal pool whose connections are pinged when they come out of it after
     sitting idle (`_ping_after_idle`), so restarts of the server are survived.
 
-    The pool keeps `pool_size` connections, opened as they are first needed. It must hold
-    one for every unit of work the process runs at once (the service runs no more at once:
-    `api.app`): past it, SQLAlchemy opens an overflow connection and closes it again when
-    it is returned, so a process that often runs one unit of work more than it keeps opens
-    and closes a connection every few requests. On PostgreSQL each of those is a server
-    process forked, authenticated and ended: with SQLAlchemy's default of five, 8 clients
-    on 2 workers opened a connection every ten hands, and PostgreSQL's CPU per hand rose
-    by a quarter or more (docs/performance.md, "The pool's size").
+    The pool keeps up to `pool_size` connections, opened as they are first needed, and
+    opens up to `max_overflow` more at a peak, each closed again when it is returned; past
+    them a checkout waits up to `pool_timeout` seconds for one to be returned. On
+    PostgreSQL each of those is a server process forked, authenticated and ended: with
+    SQLAlchemy's five and ten more, 8 clients on 2 workers opened a connection every ten
+    hands, and PostgreSQL spent 24% more CPU a hand (docs/performance.md, "The pool's
+    size"). The service's own engine therefore has no overflow (`api.db.database`).
     """
     url = normalize_url(url)
     # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them
     # out of every error message, and so out of every log line.
     kwargs.setdefault("hide_parameters", True)
-    in_memory = url.startswith("sqlite") and _in_memory(url)  # one connection, no pool
+    in_memory = url.startswith("sqlite") and _in_memory(url)  # a connection per thread
     if "poolclass" not in kwargs and not in_memory:
-        kwargs.setdefault("pool_size", pool_size)
+        kwargs.update(pool_size=pool_size, max_overflow=max_overflow, pool_timeout=pool_timeout)
     if url.startswith("sqlite"):
         connect_args = dict(kwargs.pop("connect_args", {}))
         connect_args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_SECONDS)
@@ -73,7 +73,7 @@ def make_engine(
         # The connection used last is handed out next: its page cache is warm, where a
         # rotation through the pool would make each connection re-read the pages others
         # changed. Writes are serialised, so one connection serves nearly every request.
-        if not _in_memory(url):
+        if not in_memory:
             kwargs.setdefault("pool_use_lifo", True)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine, busy_timeout_ms)

@@ -24,11 +24,22 @@ class Database:
         cls, url: str, timeout_seconds: float | None = None, pool_size: int = POOL_SIZE
     ) -> "Database":
         """`timeout_seconds` bounds every wait on the database: SQLite's busy wait for the
-        write lock; PostgreSQL's connection attempt and each statement. A request that
-        hits it is a 503 (`api.http.problems`), not a hang. `pool_size`: the connections
-        kept pooled (`ledger.database.make_engine` says why it matters)."""
-        engine = make_engine(url, pool_size=pool_size, **_timeouts(url, timeout_seconds))
-        is_sqlite = engine.dialect.name == "sqlite"
+        write lock; PostgreSQL's connection attempt and each statement; a connection from
+        the pool. A request that hits it is a 503 (`api.http.problems`), not a hang.
+
+        The process holds at most `pool_size` connections (and SQLite's writer its one
+        more): a unit of work past them waits for one to be returned. Without that bound a
+        pool opens a connection at every peak and closes it again, on PostgreSQL a server
+        process each (`ledger.database.make_engine`); with it, PostgreSQL sees a known
+        number of connections per server process."""
+        is_sqlite = url.startswith("sqlite")
+        writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
+        engine = make_engine(
+            url,
+            pool_size=pool_size + writers_own,
+            max_overflow=0,
+            **_timeouts(url, timeout_seconds),
+        )
         # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
         reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
         return cls(
@@ -117,11 +128,12 @@ def _timeouts(url: str, seconds: float | None) -> dict[str, Any]:
     if seconds is None:
         return {}
     if url.startswith("sqlite"):
-        return {"connect_args": {"timeout": seconds}}
+        return {"connect_args": {"timeout": seconds}, "pool_timeout": seconds}
     milliseconds = int(seconds * 1000)
     return {
+        "pool_timeout": seconds,
         "connect_args": {
             "connect_timeout": max(1, int(min(seconds, 10))),
             "options": f"-c statement_timeout={milliseconds} -c lock_timeout={milliseconds}",
-        }
+        },
     }

@@ -1,17 +1,22 @@
-"""A server process keeps the database connections its concurrent requests need, so that
-load never opens and closes connections (on PostgreSQL, a server process each)."""
+"""A server process keeps a bounded pool of database connections, so that load never opens
+and closes connections (on PostgreSQL, a server process each): a unit of work past the pool
+waits for a connection, and one that waits past the database timeout is a 503."""
 
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import pytest
 from anyio.to_thread import current_default_thread_limiter
 from litestar.testing import TestClient
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Connection, Engine, event, text
 
 from api.app import create_app
 from api.db.database import Database
+from api.domain.tokens.service import Role
 from api.settings import Settings
+from tests.api.conftest import issue_test_token
 
 
 @contextmanager
@@ -52,30 +57,87 @@ def _units_of_work_at_once(database: Database, count: int) -> None:
 def test_as_many_units_of_work_at_once_as_the_pool_keeps_reuse_its_connections(
     database_url: str,
 ) -> None:
-    database = Database.connect(database_url, pool_size=4)
+    # Seven: past SQLAlchemy's default of five, which would open and close the other two.
+    database = Database.connect(database_url, pool_size=7)
     try:
         with _counting_connections(database.engine) as opened:
             for _ in range(3):
-                _units_of_work_at_once(database, 4)
-        assert len(opened) == 4
+                _units_of_work_at_once(database, 7)
+        assert len(opened) == 7
     finally:
         database.dispose()
+
+
+def _hold_every_pooled_connection(engine: Engine) -> list[Connection]:
+    pool: Any = engine.pool
+    held = []
+    while pool.checkedout() < pool.size():
+        held.append(engine.connect())
+    return held
+
+
+def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_one(
+    database_url: str,
+) -> None:
+    database = Database.connect(database_url, pool_size=2)
+    try:
+        with database.transaction():
+            pass  # SQLite's writer takes, and keeps, the connection of its own
+        held = _hold_every_pooled_connection(database.engine)
+        with _counting_connections(database.engine) as opened:
+            waiting = threading.Thread(target=_units_of_work_at_once, args=(database, 1))
+            waiting.start()
+            waiting.join(timeout=0.5)
+            assert waiting.is_alive()  # waiting for a connection: none was opened for it
+            held.pop().close()
+            waiting.join(timeout=30)
+            assert not waiting.is_alive()
+        assert opened == []
+        for connection in held:
+            connection.close()
+    finally:
+        database.dispose()
+
+
+def test_a_request_that_waits_for_a_connection_past_the_timeout_is_a_503(
+    database_url: str,
+) -> None:
+    settings = Settings(
+        database_url=database_url, database_pool_size=1, database_timeout_seconds=0.5
+    )
+    token = issue_test_token(settings, Role.OPERATOR)
+    app = create_app(settings)
+    with TestClient(app=app) as client:
+        database: Database = app.state.database
+        held = _hold_every_pooled_connection(database.engine)
+        waited = client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"})
+        for connection in held:
+            connection.close()
+        answered = client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"})
+    assert waited.status_code == 503
+    assert waited.json()["code"] == "service_unavailable"
+    assert answered.status_code == 200
 
 
 def test_the_pool_size_setting_sizes_the_server_process_pool(database_url: str) -> None:
     app = create_app(Settings(database_url=database_url, database_pool_size=3))
     database: Database = app.state.database
+    places = database.engine.pool.size()  # type: ignore[attr-defined]
     try:
-        assert database.engine.pool.size() == 3  # type: ignore[attr-defined]
+        assert places - (database.sqlite_writer is not None) == 3
     finally:
         database.dispose()
 
 
-def test_a_server_process_keeps_ten_connections_by_default(database_url: str) -> None:
+def test_a_server_process_keeps_ten_connections_by_default(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CASINO_WAR_DATABASE_POOL_SIZE", raising=False)
     app = create_app(Settings(database_url=database_url))
     database: Database = app.state.database
+    readers_places = database.engine.pool.size()  # type: ignore[attr-defined]
     try:
-        assert database.engine.pool.size() == 10  # type: ignore[attr-defined]
+        assert readers_places - (database.sqlite_writer is not None) == 10
     finally:
         database.dispose()
 
@@ -84,12 +146,11 @@ async def _worker_threads_allowed() -> float:
     return current_default_thread_limiter().total_tokens
 
 
-def test_a_server_process_runs_no_more_blocking_calls_at_once_than_its_pool_keeps(
+def test_a_server_process_runs_no_more_anyio_worker_threads_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
-    """Each blocking call (a unit of work in a worker thread) holds one connection at most,
-    so with no more of them at once than the pool keeps, no load opens a connection past
-    it: the rest wait their turn for a thread instead."""
+    """The hot path's units of work and the token look-ups (anyio's worker threads) past the
+    pool wait on the event loop for a thread, not in a thread for a connection."""
     app = create_app(Settings(database_url=database_url, database_pool_size=3))
     with TestClient(app=app) as client:
         assert client.blocking_portal.call(_worker_threads_allowed) == 3
