@@ -1,6 +1,5 @@
 """The Litestar application, composed from settings."""
 
-from anyio.to_thread import current_default_thread_limiter
 from litestar import Litestar
 from litestar.datastructures import State
 from litestar.di import Provide
@@ -8,6 +7,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ControllerRouterHandler
 
 from api.db.database import Database
+from api.db.threads import share_connections_between_threads
 from api.domain.audit.routes import AuditController
 from api.domain.cashier import routes as cashier
 from api.domain.events.routes import EventController
@@ -93,10 +93,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
     def on_startup() -> None:
-        # The hot path's units of work and the token look-ups run in anyio's worker threads:
-        # no more of them at once than the pool has connections, so that past it they wait
-        # on the event loop for a thread rather than in a thread for a connection.
-        current_default_thread_limiter().total_tokens = settings.database_pool_size
+        share_connections_between_threads(settings.database_pool_size)
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)
 

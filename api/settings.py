@@ -29,10 +29,10 @@ class Settings(BaseSettings):
     # The longest a request waits on the database (a lock, a statement, a connection)
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
-    # Database connections each server process keeps, and so the units of work it runs at
-    # once in worker threads (`api.app`): past the pool, each would open a connection and
-    # close it again (`ledger.database.make_engine`).
-    database_pool_size: int = Field(default=POOL_SIZE, ge=1, le=1000)
+    # Database connections each server process keeps and never exceeds, and so the threads
+    # it runs units of work in, half for the hot path and half for the other routes
+    # (`api.db.threads`): past them a request waits for a thread.
+    database_pool_size: int = Field(default=POOL_SIZE, ge=2)
     # One line per request on stderr (method, path, status, duration, request id); plain
     # text, or JSON lines for a log shipper.
     access_log: bool = True

@@ -63,7 +63,8 @@ def make_engine(
     # out of every error message, and so out of every log line.
     kwargs.setdefault("hide_parameters", True)
     in_memory = url.startswith("sqlite") and _in_memory(url)  # a connection per thread
-    if "poolclass" not in kwargs and not in_memory:
+    pooled = "poolclass" not in kwargs and not in_memory
+    if pooled:
         kwargs.update(pool_size=pool_size, max_overflow=max_overflow, pool_timeout=pool_timeout)
     if url.startswith("sqlite"):
         connect_args = dict(kwargs.pop("connect_args", {}))
@@ -73,7 +74,7 @@ def make_engine(
         # The connection used last is handed out next: its page cache is warm, where a
         # rotation through the pool would make each connection re-read the pages others
         # changed. Writes are serialised, so one connection serves nearly every request.
-        if not in_memory:
+        if pooled:
             kwargs.setdefault("pool_use_lifo", True)
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine, busy_timeout_ms)

@@ -6,8 +6,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import NullPool
 
 from ledger.database import POOL_SIZE, make_engine
 
@@ -18,6 +19,7 @@ class Database:
     sessions: sessionmaker[Session]
     readers: sessionmaker[Session]
     sqlite_writer: "SqliteWriter | None"
+    prober: Engine
 
     @classmethod
     def connect(
@@ -27,11 +29,13 @@ class Database:
         write lock; PostgreSQL's connection attempt and each statement; a connection from
         the pool. A request that hits it is a 503 (`api.http.problems`), not a hang.
 
-        The process holds at most `pool_size` connections (and SQLite's writer its one
-        more): a unit of work past them waits for one to be returned. Without that bound a
-        pool opens a connection at every peak and closes it again, on PostgreSQL a server
-        process each (`ledger.database.make_engine`); with it, PostgreSQL sees a known
-        number of connections per server process."""
+        The pool holds at most `pool_size` connections, and on SQLite one more, for the
+        connection `SqliteWriter` keeps: a unit of work past them waits for one to be
+        returned. Without that bound a pool opens a connection at every peak and closes it
+        again, on PostgreSQL a server process each (`ledger.database.make_engine`); with
+        it, PostgreSQL sees a known number of connections per server process. The server
+        never runs more units of work in threads at once than the pool holds (`api.app`),
+        so none of them waits for a connection there."""
         is_sqlite = url.startswith("sqlite")
         writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
         engine = make_engine(
@@ -42,11 +46,13 @@ class Database:
         )
         # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
         reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
+        prober = make_engine(url, poolclass=NullPool, **_timeouts(url, timeout_seconds))
         return cls(
             engine=engine,
             sessions=sessionmaker(engine, expire_on_commit=False),
             readers=sessionmaker(reader_engine, expire_on_commit=False),
             sqlite_writer=SqliteWriter(engine) if is_sqlite else None,
+            prober=prober.execution_options(sqlite_begin="DEFERRED"),
         )
 
     @property
@@ -69,10 +75,18 @@ class Database:
         with self.readers() as session:
             yield session
 
+    def probe(self) -> None:
+        """Run a trivial statement on a connection of its own, opened for it and closed
+        after: whether the database answers, however busy the pool is (a pool in full use
+        is a busy server, not one that cannot serve). Raises if it does not answer."""
+        with self.prober.connect() as connection:
+            connection.execute(text("SELECT 1"))
+
     def dispose(self) -> None:
         if self.sqlite_writer is not None:
             self.sqlite_writer.close()
         self.engine.dispose()
+        self.prober.dispose()
 
 
 class SqliteWriter:

@@ -1,7 +1,8 @@
 """Liveness and readiness probes for the orchestrator."""
 
+from anyio import CapacityLimiter
+from anyio.to_thread import run_sync
 from litestar import get
-from sqlalchemy import text
 
 from api.http.problems import RETRY_AFTER_SECONDS, Problem
 from api.http.routing import DatabaseDependency
@@ -13,12 +14,13 @@ def get_health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/ready", tags=["operations"], sync_to_thread=True)
-def get_readiness(database: DatabaseDependency) -> dict[str, str]:
-    """The database answers."""
+@get("/ready", tags=["operations"])
+async def get_readiness(database: DatabaseDependency) -> dict[str, str]:
+    """The database answers. Probed in a thread of its own, on a connection of its own
+    (`Database.probe`): a server whose threads and pool are all at work is busy, not unready,
+    and its probe must not queue behind the requests it serves."""
     try:
-        with database.reading() as session:
-            session.execute(text("SELECT 1"))
+        await run_sync(database.probe, limiter=CapacityLimiter(1))
     except Exception as error:
         raise Problem(
             503,

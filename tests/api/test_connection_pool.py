@@ -2,7 +2,9 @@
 and closes connections (on PostgreSQL, a server process each): a unit of work past the pool
 waits for a connection, and one that waits past the database timeout is a 503."""
 
+import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -84,17 +86,19 @@ def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_
         with database.transaction():
             pass  # SQLite's writer takes, and keeps, the connection of its own
         held = _hold_every_pooled_connection(database.engine)
-        with _counting_connections(database.engine) as opened:
-            waiting = threading.Thread(target=_units_of_work_at_once, args=(database, 1))
-            waiting.start()
-            waiting.join(timeout=0.5)
-            assert waiting.is_alive()  # waiting for a connection: none was opened for it
-            held.pop().close()
-            waiting.join(timeout=30)
-            assert not waiting.is_alive()
-        assert opened == []
-        for connection in held:
-            connection.close()
+        try:
+            with _counting_connections(database.engine) as opened:
+                waiting = threading.Thread(target=_units_of_work_at_once, args=(database, 1))
+                waiting.start()
+                waiting.join(timeout=0.5)
+                assert waiting.is_alive()  # waiting for a connection: none was opened for it
+                held.pop().close()
+                waiting.join(timeout=30)
+                assert not waiting.is_alive()
+            assert opened == []
+        finally:
+            for connection in held:
+                connection.close()
     finally:
         database.dispose()
 
@@ -103,20 +107,44 @@ def test_a_request_that_waits_for_a_connection_past_the_timeout_is_a_503(
     database_url: str,
 ) -> None:
     settings = Settings(
-        database_url=database_url, database_pool_size=1, database_timeout_seconds=0.5
+        database_url=database_url, database_pool_size=2, database_timeout_seconds=0.5
     )
-    token = issue_test_token(settings, Role.OPERATOR)
+    headers = {"Authorization": f"Bearer {issue_test_token(settings, Role.OPERATOR)}"}
+    app = create_app(settings)
+    with TestClient(app=app) as client:
+        assert client.get("/v1/tables", headers=headers).status_code == 200  # token known
+        database: Database = app.state.database
+        held = _hold_every_pooled_connection(database.engine)
+        try:
+            started = time.monotonic()
+            waited = client.get("/v1/tables", headers=headers)
+            waited_seconds = time.monotonic() - started
+        finally:
+            for connection in held:
+                connection.close()
+        answered = client.get("/v1/tables", headers=headers)
+    assert waited.status_code == 503
+    assert waited.json()["code"] == "service_unavailable"
+    assert waited_seconds < 10  # the database timeout's, not SQLAlchemy's default 30 s
+    assert answered.status_code == 200
+
+
+def test_the_readiness_probe_answers_while_every_pooled_connection_is_at_work(
+    database_url: str,
+) -> None:
+    settings = Settings(
+        database_url=database_url, database_pool_size=2, database_timeout_seconds=0.5
+    )
     app = create_app(settings)
     with TestClient(app=app) as client:
         database: Database = app.state.database
         held = _hold_every_pooled_connection(database.engine)
-        waited = client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"})
-        for connection in held:
-            connection.close()
-        answered = client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"})
-    assert waited.status_code == 503
-    assert waited.json()["code"] == "service_unavailable"
-    assert answered.status_code == 200
+        try:
+            ready = client.get("/ready")
+        finally:
+            for connection in held:
+                connection.close()
+    assert ready.status_code == 200
 
 
 def test_the_pool_size_setting_sizes_the_server_process_pool(database_url: str) -> None:
@@ -142,15 +170,32 @@ def test_a_server_process_keeps_ten_connections_by_default(
         database.dispose()
 
 
-async def _worker_threads_allowed() -> float:
-    return current_default_thread_limiter().total_tokens
+async def _threads_at_once() -> tuple[float, int]:
+    """anyio's worker threads allowed, and the most executor jobs seen running at once."""
+    running = most = 0
+    lock = threading.Lock()
+
+    def _job() -> None:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.2)
+        with lock:
+            running -= 1
+
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(*(loop.run_in_executor(None, _job) for _ in range(8)))
+    return current_default_thread_limiter().total_tokens, most
 
 
-def test_a_server_process_runs_no_more_anyio_worker_threads_than_its_pool_has_connections(
+def test_a_server_process_runs_no_more_threads_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
-    """The hot path's units of work and the token look-ups (anyio's worker threads) past the
-    pool wait on the event loop for a thread, not in a thread for a connection."""
-    app = create_app(Settings(database_url=database_url, database_pool_size=3))
+    """Half for anyio's worker threads (the hot path, token look-ups), half for the event
+    loop's executor (Litestar's synchronous routes): past them, a request waits on the event
+    loop for a thread, and no thread ever waits for a connection."""
+    app = create_app(Settings(database_url=database_url, database_pool_size=5))
     with TestClient(app=app) as client:
-        assert client.blocking_portal.call(_worker_threads_allowed) == 3
+        anyio_threads, executor_threads = client.blocking_portal.call(_threads_at_once)
+    assert (anyio_threads, executor_threads) == (3, 2)

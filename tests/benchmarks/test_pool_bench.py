@@ -22,8 +22,8 @@ def test_each_pool_size_is_measured_every_round_with_the_connections_it_opened()
         pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
     postgres, reason = scratch.find_postgres(url)
     assert postgres is not None, reason
-    result = measure(postgres, PLAN, [1, 4], rounds=2)
-    assert set(result["per_round"]) == {"1", "4"}
+    result = measure(postgres, PLAN, [2, 4], rounds=2)
+    assert set(result["per_round"]) == {"2", "4"}
     for rows in result["per_round"].values():
         assert len(rows) == 2
         for row in rows:

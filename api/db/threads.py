@@ -1,0 +1,33 @@
+"""The server's worker threads, sized to the database pool so that no thread ever waits for
+a connection.
+
+Two kinds of thread take the pool's connections, one at a time each: anyio's worker threads
+(the hot path's units of work on PostgreSQL, the token look-ups) and the event loop's default
+executor (Litestar's synchronous routes: reports, statements, history, every command the hot
+path passes on). Left to their defaults (40 anyio threads; min(32, CPUs + 4) in the
+executor) together they outnumber the pool, and a thread past it blocks on the pool, up to
+the database timeout, while holding a thread; a few slow reports could then take every
+connection from the hands. Split between the two, at most as many threads as connections run
+at once, so past the pool a request waits on the event loop for a thread, which costs
+nothing, and slow reads can take at most their half of the pool.
+"""
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
+from anyio.to_thread import current_default_thread_limiter
+
+
+def thread_shares(pool_size: int) -> tuple[int, int]:
+    """The pool's connections split: (anyio's worker threads, the executor's threads)."""
+    routes = max(1, pool_size // 2)
+    return max(1, pool_size - routes), routes
+
+
+def share_connections_between_threads(pool_size: int) -> None:
+    """Size this event loop's worker threads to the pool; run at the server's start-up, on
+    the loop that serves (each worker process has its own)."""
+    anyio_threads, route_threads = thread_shares(pool_size)
+    current_default_thread_limiter().total_tokens = anyio_threads
+    executor = ThreadPoolExecutor(max_workers=route_threads, thread_name_prefix="casino-war")
+    asyncio.get_running_loop().set_default_executor(executor)
