@@ -30,8 +30,8 @@ class Settings(BaseSettings):
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
     # Database connections each server process keeps and never exceeds, and so the threads
-    # it runs units of work in, half for the hot path and half for the other routes
-    # (`api.db.threads`): past them a request waits for a thread.
+    # it runs units of work in: half for the commands and token look-ups, half for the
+    # synchronous reads (`api.db.threads`). Past them a request waits for a thread.
     database_pool_size: int = Field(default=POOL_SIZE, ge=2)
     # One line per request on stderr (method, path, status, duration, request id); plain
     # text, or JSON lines for a log shipper.

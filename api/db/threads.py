@@ -2,14 +2,15 @@
 a connection.
 
 Two kinds of thread take the pool's connections, one at a time each: anyio's worker threads
-(the hot path's units of work on PostgreSQL, the token look-ups) and the event loop's default
-executor (Litestar's synchronous routes: reports, statements, history, every command the hot
-path passes on). Left to their defaults (40 anyio threads; min(32, CPUs + 4) in the
-executor) together they outnumber the pool, and a thread past it blocks on the pool, up to
-the database timeout, while holding a thread; a few slow reports could then take every
-connection from the hands. Split between the two, at most as many threads as connections run
-at once, so past the pool a request waits on the event loop for a thread, which costs
-nothing, and slow reads can take at most their half of the pool.
+(every command's unit of work, as `api.http.idempotency` runs it, except on SQLite served by
+one process, where it runs on the event loop; the token look-ups) and the event loop's
+default executor (Litestar's synchronous routes: the reads, reports, statements, history).
+Left to their defaults (40 anyio threads; min(32, CPUs + 4) in the executor) together they
+outnumber the pool, and a thread past it blocks on the pool, up to the database timeout; a
+few slow reports could then take every connection from the commands. Split half and half,
+at most as many threads as connections run at once, so past them a request waits on the
+event loop for a thread, which costs nothing, and slow reads can take at most their half of
+the pool.
 """
 
 import asyncio

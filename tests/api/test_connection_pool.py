@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, event, text
 from api.app import create_app
 from api.db.database import Database
 from api.domain.tokens.service import Role
+from api.http.health import probe_turns
 from api.settings import Settings
 from tests.api.conftest import issue_test_token
 
@@ -199,3 +200,19 @@ def test_a_server_process_runs_no_more_threads_at_once_than_its_pool_has_connect
     with TestClient(app=app) as client:
         anyio_threads, executor_threads = client.blocking_portal.call(_threads_at_once)
     assert (anyio_threads, executor_threads) == (3, 2)
+
+
+async def _probe_turns_of_this_loop() -> tuple[bool, float]:
+    turns = probe_turns()
+    return turns is probe_turns(), turns.total_tokens
+
+
+def test_readiness_probes_take_turns_one_at_a_time_per_server_process(
+    database_url: str,
+) -> None:
+    """Each probe opens a connection outside the pool: one at a time, whatever the number of
+    `/ready` requests, adds one connection per process at most."""
+    with TestClient(app=create_app(Settings(database_url=database_url))) as client:
+        same_turns, turns_at_once = client.blocking_portal.call(_probe_turns_of_this_loop)
+    assert same_turns
+    assert turns_at_once == 1
