@@ -71,12 +71,23 @@ def test_as_many_units_of_work_at_once_as_the_pool_keeps_reuse_its_connections(
         database.dispose()
 
 
-def _hold_every_pooled_connection(engine: Engine) -> list[Connection]:
+@contextmanager
+def _every_pooled_connection_held(engine: Engine) -> Iterator[list[Connection]]:
+    """Every connection the pool has left, held until the block ends (those the block has
+    not given back itself)."""
     pool: Any = engine.pool
     held = []
     while pool.checkedout() < pool.size():
         held.append(engine.connect())
-    return held
+    try:
+        yield held
+    finally:
+        for connection in held:
+            connection.close()
+
+
+def _small_pool(database_url: str) -> Settings:
+    return Settings(database_url=database_url, database_pool_size=2, database_timeout_seconds=0.5)
 
 
 def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_one(
@@ -86,8 +97,7 @@ def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_
     try:
         with database.transaction():
             pass  # SQLite's writer takes, and keeps, the connection of its own
-        held = _hold_every_pooled_connection(database.engine)
-        try:
+        with _every_pooled_connection_held(database.engine) as held:
             with _counting_connections(database.engine) as opened:
                 waiting = threading.Thread(target=_units_of_work_at_once, args=(database, 1))
                 waiting.start()
@@ -97,9 +107,6 @@ def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_
                 waiting.join(timeout=30)
                 assert not waiting.is_alive()
             assert opened == []
-        finally:
-            for connection in held:
-                connection.close()
     finally:
         database.dispose()
 
@@ -107,22 +114,15 @@ def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_
 def test_a_request_that_waits_for_a_connection_past_the_timeout_is_a_503(
     database_url: str,
 ) -> None:
-    settings = Settings(
-        database_url=database_url, database_pool_size=2, database_timeout_seconds=0.5
-    )
+    settings = _small_pool(database_url)
     headers = {"Authorization": f"Bearer {issue_test_token(settings, Role.OPERATOR)}"}
     app = create_app(settings)
     with TestClient(app=app) as client:
         assert client.get("/v1/tables", headers=headers).status_code == 200  # token known
-        database: Database = app.state.database
-        held = _hold_every_pooled_connection(database.engine)
-        try:
+        with _every_pooled_connection_held(app.state.database.engine):
             started = time.monotonic()
             waited = client.get("/v1/tables", headers=headers)
             waited_seconds = time.monotonic() - started
-        finally:
-            for connection in held:
-                connection.close()
         answered = client.get("/v1/tables", headers=headers)
     assert waited.status_code == 503
     assert waited.json()["code"] == "service_unavailable"
@@ -133,18 +133,9 @@ def test_a_request_that_waits_for_a_connection_past_the_timeout_is_a_503(
 def test_the_readiness_probe_answers_while_every_pooled_connection_is_at_work(
     database_url: str,
 ) -> None:
-    settings = Settings(
-        database_url=database_url, database_pool_size=2, database_timeout_seconds=0.5
-    )
-    app = create_app(settings)
-    with TestClient(app=app) as client:
-        database: Database = app.state.database
-        held = _hold_every_pooled_connection(database.engine)
-        try:
-            ready = client.get("/ready")
-        finally:
-            for connection in held:
-                connection.close()
+    app = create_app(_small_pool(database_url))
+    with TestClient(app=app) as client, _every_pooled_connection_held(app.state.database.engine):
+        ready = client.get("/ready")
     assert ready.status_code == 200
 
 
@@ -164,9 +155,9 @@ def test_a_server_process_keeps_ten_connections_by_default(
     monkeypatch.delenv("CASINO_WAR_DATABASE_POOL_SIZE", raising=False)
     app = create_app(Settings(database_url=database_url))
     database: Database = app.state.database
-    readers_places = database.engine.pool.size()  # type: ignore[attr-defined]
+    places = database.engine.pool.size()  # type: ignore[attr-defined]
     try:
-        assert readers_places - (database.sqlite_writer is not None) == 10
+        assert places - (database.sqlite_writer is not None) == 10
     finally:
         database.dispose()
 
@@ -193,7 +184,7 @@ async def _threads_at_once() -> tuple[float, int]:
 def test_a_server_process_runs_no_more_threads_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
-    """Half for anyio's worker threads (the hot path, token look-ups), half for the event
+    """Half for anyio's worker threads (the commands, token look-ups), half for the event
     loop's executor (Litestar's synchronous routes): past them, a request waits on the event
     loop for a thread, and no thread ever waits for a connection."""
     app = create_app(Settings(database_url=database_url, database_pool_size=5))
