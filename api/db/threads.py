@@ -20,9 +20,10 @@ from anyio.to_thread import current_default_thread_limiter
 
 
 def thread_shares(pool_size: int) -> tuple[int, int]:
-    """The pool's connections split: (anyio's worker threads, the executor's threads)."""
-    routes = max(1, pool_size // 2)
-    return max(1, pool_size - routes), routes
+    """The pool's connections split: (anyio's worker threads, the executor's threads); a
+    pool of at least two (`Settings.database_pool_size`) leaves each at least one."""
+    routes = pool_size // 2
+    return pool_size - routes, routes
 
 
 def share_connections_between_threads(pool_size: int) -> None:

@@ -139,27 +139,27 @@ def test_the_readiness_probe_answers_while_every_pooled_connection_is_at_work(
     assert ready.status_code == 200
 
 
-def test_the_pool_size_setting_sizes_the_server_process_pool(database_url: str) -> None:
-    app = create_app(Settings(database_url=database_url, database_pool_size=3))
-    database: Database = app.state.database
-    places = database.engine.pool.size()  # type: ignore[attr-defined]
+def _pooled_places_beside_the_writer(settings: Settings) -> int:
+    """The connections a server process's pool holds for its units of work: on SQLite, less
+    the one `SqliteWriter` keeps."""
+    database: Database = create_app(settings).state.database
     try:
-        assert places - (database.sqlite_writer is not None) == 3
+        places: int = database.engine.pool.size()  # type: ignore[attr-defined]
+        return places - (database.sqlite_writer is not None)
     finally:
         database.dispose()
+
+
+def test_the_pool_size_setting_sizes_the_server_process_pool(database_url: str) -> None:
+    settings = Settings(database_url=database_url, database_pool_size=3)
+    assert _pooled_places_beside_the_writer(settings) == 3
 
 
 def test_a_server_process_keeps_ten_connections_by_default(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CASINO_WAR_DATABASE_POOL_SIZE", raising=False)
-    app = create_app(Settings(database_url=database_url))
-    database: Database = app.state.database
-    places = database.engine.pool.size()  # type: ignore[attr-defined]
-    try:
-        assert places - (database.sqlite_writer is not None) == 10
-    finally:
-        database.dispose()
+    assert _pooled_places_beside_the_writer(Settings(database_url=database_url)) == 10
 
 
 async def _threads_at_once() -> tuple[float, int]:
