@@ -1,0 +1,425 @@
+"""Where a unit of work should wait on its database, in one run: `python -m benchmarks.drivers
+[--statements 11] [--callers 8] [--rounds 3] [--seconds 6] [--no-sqlite] [--no-postgres]`.
+
+A request's unit of work can run on the event loop with the blocking driver, in a worker
+thread with the blocking driver (the loop serving others meanwhile), or on the loop with an
+asynchronous driver (psycopg's `AsyncConnection`, `aiosqlite`). The three differ only in how
+each round trip is waited for, so this loads each with the same transactions and nothing
+else: `--callers` asyncio tasks on uvloop (as `api.server` serves), each in a closed loop of
+units of `--statements` round trips (BEGIN, a row locked, then updates, inserts and reads of
+it in turn, COMMIT), on a fresh database, the variants taking turns round after round.
+
+For each it reports the process's CPU per unit (every thread, user and system), PostgreSQL's
+(every `postgres` process), and units/s. The hand path's Python is the same whichever way it
+waits, so what differs here is what each way adds per unit, against a unit's whole cost in
+the service (`benchmarks.hot_path`).
+
+SQLite has one writer, so its units take turns on one kept connection in every variant, as
+the service's do (`api.db.database.SqliteWriter`); PostgreSQL's run side by side, a
+connection per caller, as the pool gives them.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import sqlite3
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import aiosqlite
+import anyio.to_thread
+import psycopg
+import uvloop
+from anyio import CapacityLimiter
+from sqlalchemy import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.util import greenlet_spawn
+
+from benchmarks import cpu, scratch
+from benchmarks.scratch import DEFAULT_POSTGRES_URL
+
+Unit = Callable[[int], Awaitable[None]]
+"""One unit of work of the caller numbered by its argument."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a unit of work does: its round trips, and the Python run before each statement
+    between BEGIN and COMMIT (a hand's own code: the deal, the hashes, the parameters)."""
+
+    statements: int
+    python_seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Statements:
+    """A unit's statements in one dialect's spelling (`?` or `%s` parameters)."""
+
+    begin: str
+    lock: str
+    update: str
+    insert: str
+    read: str
+
+    def of_unit(self, shape: Shape) -> Iterator[str]:
+        """The statements between BEGIN and COMMIT, each of one parameter (the caller's
+        row): the row locked first, then writes and reads of it in turn; the Python of the
+        unit is run before each (on the thread that runs the unit)."""
+        cycle = (self.update, self.insert, self.read)
+        for index in range(shape.statements - 2):
+            _working(shape.python_seconds)
+            yield self.lock if index == 0 else cycle[(index - 1) % len(cycle)]
+
+
+def _spelled(parameter: str, begin: str, for_update: str) -> Statements:
+    p = parameter
+    return Statements(
+        begin=begin,
+        lock=f"SELECT n FROM bench_rows WHERE id = {p}{for_update}",
+        update=f"UPDATE bench_rows SET n = n + 1 WHERE id = {p}",
+        insert=f"INSERT INTO bench_log (row_id, n) VALUES ({p}, 1)",
+        read=f"SELECT n FROM bench_rows WHERE id = {p}",
+    )
+
+
+SQLITE = _spelled("?", "BEGIN IMMEDIATE", "")
+POSTGRESQL = _spelled("%s", "BEGIN", " FOR UPDATE")
+
+
+def _schema(callers: int, *, postgresql: bool) -> list[str]:
+    key = "SERIAL PRIMARY KEY" if postgresql else "INTEGER PRIMARY KEY AUTOINCREMENT"
+    return [
+        "CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
+        f"CREATE TABLE bench_log (id {key}, row_id INTEGER NOT NULL, n BIGINT NOT NULL)",
+        "INSERT INTO bench_rows (id, n) VALUES "
+        + ", ".join(f"({caller}, 0)" for caller in range(callers)),
+    ]
+
+
+def _working(seconds: float) -> None:
+    """Spend `seconds` of this thread's CPU in Python, as a request's own code would between
+    two statements (the thread's clock: a thread waiting for the GIL does not advance it)."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def _blocking_unit(
+    execute: Callable[[str, tuple[Any, ...]], Any], statements: Statements, shape: Shape
+) -> Callable[[int], None]:
+    def unit(caller: int) -> None:
+        execute(statements.begin, ())
+        for text in statements.of_unit(shape):
+            execute(text, (caller,))
+        execute("COMMIT", ())
+
+    return unit
+
+
+@asynccontextmanager
+async def _sqlite_variant(path: str, variant: str, shape: Shape) -> Any:
+    """A SQLite unit of work of the variant, on one connection kept for the run."""
+    if variant == "async":
+        async with aiosqlite.connect(path, isolation_level=None) as database:
+            turn = asyncio.Lock()
+
+            async def on_driver(caller: int) -> None:
+                async with turn:
+                    await database.execute(SQLITE.begin)
+                    for text in SQLITE.of_unit(shape):
+                        await (await database.execute(text, (caller,))).fetchall()
+                    await database.execute("COMMIT")
+
+            yield on_driver
+        return
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    try:
+
+        def execute(text: str, parameters: tuple[Any, ...]) -> None:
+            connection.execute(text, parameters).fetchall()
+
+        yield _waiting(_blocking_unit(execute, SQLITE, shape), variant, CapacityLimiter(1))
+    finally:
+        connection.close()
+
+
+def _postgresql_variant(
+    url: str, variant: str, shape: Shape, callers: int
+) -> AbstractAsyncContextManager[Unit]:
+    """A PostgreSQL unit of work of the variant, on a connection per caller."""
+    if variant == "async":
+        return _postgresql_async(url, shape, callers)
+    if variant == "greenlet":
+        return _postgresql_greenlet(url, shape, callers)
+    return _postgresql_blocking(url, variant, shape, callers)
+
+
+def _conninfo(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@asynccontextmanager
+async def _postgresql_async(url: str, shape: Shape, callers: int) -> AsyncIterator[Unit]:
+    """The unit written for psycopg's `AsyncConnection`: every statement awaited."""
+    connections = [
+        await psycopg.AsyncConnection.connect(_conninfo(url), autocommit=True)
+        for _ in range(callers)
+    ]
+    try:
+
+        async def on_driver(caller: int) -> None:
+            cursor = connections[caller].cursor()
+            await cursor.execute(POSTGRESQL.begin)
+            for text in POSTGRESQL.of_unit(shape):
+                await cursor.execute(text, (caller,))
+            await cursor.execute("COMMIT")
+
+        yield on_driver
+    finally:
+        for connection in connections:
+            await connection.close()
+
+
+@asynccontextmanager
+async def _postgresql_greenlet(url: str, shape: Shape, callers: int) -> AsyncIterator[Unit]:
+    """The blocking unit unchanged, on SQLAlchemy's asyncio engine: run in a greenlet
+    (`greenlet_spawn`), its cursor's every wait is an await of psycopg's `AsyncConnection`
+    on the loop, as `AsyncSession.run_sync` runs synchronous code."""
+    engine = create_async_engine(
+        make_url(url).set(drivername="postgresql+psycopg"),
+        isolation_level="AUTOCOMMIT",
+        pool_size=callers,
+    )
+    pooled = [await engine.connect() for _ in range(callers)]
+    try:
+        adapted = [each.sync_connection.connection for each in pooled]  # type: ignore[union-attr]
+
+        def unit(caller: int) -> None:
+            cursor = adapted[caller].cursor()  # an adapted cursor: made inside the greenlet
+            _blocking_unit(cursor.execute, POSTGRESQL, shape)(caller)
+
+        async def in_greenlet(caller: int) -> None:
+            await greenlet_spawn(unit, caller)
+
+        yield in_greenlet
+    finally:
+        for each in pooled:
+            await each.close()
+        await engine.dispose()
+
+
+@asynccontextmanager
+async def _postgresql_blocking(
+    url: str, variant: str, shape: Shape, callers: int
+) -> AsyncIterator[Unit]:
+    """The unit on psycopg's blocking `Connection`: on the loop, or in a worker thread."""
+    connections = [psycopg.connect(_conninfo(url), autocommit=True) for _ in range(callers)]
+    try:
+        units = [
+            _blocking_unit(connection.execute, POSTGRESQL, shape) for connection in connections
+        ]
+        yield _waiting(lambda caller: units[caller](caller), variant, CapacityLimiter(callers))
+    finally:
+        for connection in connections:
+            connection.close()
+
+
+def _waiting(unit: Callable[[int], None], variant: str, limiter: CapacityLimiter) -> Unit:
+    """The blocking unit run on the loop itself, or in a worker thread while it serves on."""
+    if variant == "loop":
+
+        async def on_loop(caller: int) -> None:
+            unit(caller)
+
+        return on_loop
+
+    async def in_thread(caller: int) -> None:
+        await anyio.to_thread.run_sync(unit, caller, limiter=limiter)
+
+    return in_thread
+
+
+def _process_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _load(unit: Unit, callers: int, warmup: float, seconds: float) -> dict[str, Any]:
+    """`callers` closed loops of `unit`; the units done, and the CPU spent, in the window."""
+    done = 0
+    running = True
+    database_cpu = cpu.postgres()
+
+    async def caller_loop(caller: int) -> None:
+        nonlocal done
+        while running:
+            await unit(caller)
+            done += 1
+            # A unit on the loop never suspends; a served request yields between units.
+            await asyncio.sleep(0)
+
+    tasks = [asyncio.create_task(caller_loop(caller)) for caller in range(callers)]
+    await asyncio.sleep(warmup)
+    started = (done, time.perf_counter(), _process_cpu(), database_cpu())
+    await asyncio.sleep(seconds)
+    ended = (done, time.perf_counter(), _process_cpu(), database_cpu())
+    running = False
+    await asyncio.gather(*tasks)
+    units = ended[0] - started[0]
+    database = None if started[3] is None or ended[3] is None else ended[3] - started[3]
+    return {
+        "units": units,
+        "units_per_second": round(units / (ended[1] - started[1]), 1),
+        "process_cpu_ms_per_unit": _per_unit_ms(ended[2] - started[2], units),
+        "database_cpu_ms_per_unit": _per_unit_ms(database, units),
+    }
+
+
+def _per_unit_ms(seconds: float | None, units: int) -> float | None:
+    return round(1000 * seconds / units, 4) if seconds is not None and units else None
+
+
+VARIANTS = {
+    "sqlite": ("loop", "thread", "async"),
+    "postgresql": ("loop", "thread", "async", "greenlet"),
+}
+
+
+def measure(
+    database: str,
+    url: str,
+    *,
+    shape: Shape,
+    callers: int,
+    rounds: int,
+    warmup: float,
+    seconds: float,
+) -> dict[str, Any]:
+    """Every variant's figures, round by round, their medians, and each against the one the
+    service runs (the loop on SQLite, a worker thread on PostgreSQL)."""
+    postgresql = database == "postgresql"
+    path = make_url(url).database or ""
+    _create_schema(_conninfo(url) if postgresql else path, callers, postgresql=postgresql)
+
+    def variant_of(name: str) -> AbstractAsyncContextManager[Unit]:
+        if postgresql:
+            return _postgresql_variant(url, name, shape, callers)
+        return _sqlite_variant(path, name, shape)
+
+    async def one_round() -> dict[str, dict[str, Any]]:
+        figures = {}
+        for name in VARIANTS[database]:
+            async with variant_of(name) as unit:
+                figures[name] = await _load(unit, callers, warmup, seconds)
+        return figures
+
+    per_round = [uvloop.run(one_round()) for _ in range(rounds)]
+    medians = {
+        name: {
+            key: _median([figures[name][key] for figures in per_round])
+            for key in ("units_per_second", "process_cpu_ms_per_unit", "database_cpu_ms_per_unit")
+        }
+        for name in VARIANTS[database]
+    }
+    served = "thread" if postgresql else "loop"
+    return {
+        "database": database,
+        "statements_per_unit": shape.statements,
+        "python_ms_per_unit": round(1000 * shape.python_seconds * (shape.statements - 2), 3),
+        "callers": callers,
+        "rounds": per_round,
+        "medians": medians,
+        "served_with": served,
+        "process_cpu_vs_served": {
+            name: _ratio(
+                medians[name]["process_cpu_ms_per_unit"],
+                medians[served]["process_cpu_ms_per_unit"],
+            )
+            for name in VARIANTS[database]
+        },
+    }
+
+
+def _create_schema(target: str, callers: int, *, postgresql: bool) -> None:
+    if postgresql:
+        with psycopg.connect(target, autocommit=True) as server:
+            for statement in _schema(callers, postgresql=True):
+                server.execute(statement)
+        return
+    file = sqlite3.connect(target, isolation_level=None)
+    try:
+        file.execute("PRAGMA journal_mode=WAL")
+        for statement in _schema(callers, postgresql=False):
+            file.execute(statement)
+    finally:
+        file.close()
+
+
+def _median(values: list[float | None]) -> float | None:
+    known = [value for value in values if value is not None]
+    return round(statistics.median(known), 4) if known else None
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a is not None and b else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.drivers", description=__doc__)
+    parser.add_argument("--statements", type=int, default=11, help="round trips per unit")
+    parser.add_argument(
+        "--python-ms",
+        type=float,
+        default=0.5,
+        help="CPU in Python per unit, spread before its statements (a hand's own code)",
+    )
+    parser.add_argument("--callers", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--postgres-url", default=None)
+    options = parser.parse_args(argv)
+    if options.statements < 4:
+        parser.error("--statements: a unit needs at least BEGIN, a lock, a write and COMMIT")
+    sizes = {
+        "shape": Shape(options.statements, options.python_ms / 1000 / (options.statements - 2)),
+        "callers": options.callers,
+        "rounds": options.rounds,
+        "warmup": options.warmup,
+        "seconds": options.seconds,
+    }
+    results = []
+    with ExitStack() as stack:
+        if not options.no_sqlite:
+            url = stack.enter_context(scratch.scratch_database("sqlite", None, "drivers"))
+            results.append(measure("sqlite", url, **sizes))
+        if not options.no_postgres:
+            admin = (
+                options.postgres_url
+                or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
+                or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+                or DEFAULT_POSTGRES_URL
+            )
+            postgres, reason = scratch.find_postgres(admin)
+            if postgres is None:
+                print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
+            else:
+                url = stack.enter_context(
+                    scratch.scratch_database("postgresql", postgres, "drivers")
+                )
+                results.append(measure("postgresql", url, **sizes))
+    json.dump(results, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
