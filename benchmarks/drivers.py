@@ -1,13 +1,16 @@
 """Where a unit of work should wait on its database, in one run: `python -m benchmarks.drivers
-[--statements 11] [--callers 8] [--rounds 3] [--seconds 6] [--no-sqlite] [--no-postgres]`.
+[--statements 11] [--python-ms 0.5] [--callers 8] [--rounds 3] [--seconds 6] [--warmup 1]
+[--no-sqlite] [--no-postgres] [--postgres-url URL]`.
 
 A request's unit of work can run on the event loop with the blocking driver, in a worker
 thread with the blocking driver (the loop serving others meanwhile), or on the loop with an
-asynchronous driver (psycopg's `AsyncConnection`, `aiosqlite`). The three differ only in how
-each round trip is waited for, so this loads each with the same transactions and nothing
-else: `--callers` asyncio tasks on uvloop (as `api.server` serves), each in a closed loop of
-units of `--statements` round trips (BEGIN, a row locked, then updates, inserts and reads of
-it in turn, COMMIT), on a fresh database, the variants taking turns round after round.
+asynchronous driver (psycopg's `AsyncConnection`, `aiosqlite`); on PostgreSQL also the
+blocking unit unchanged, on SQLAlchemy's asyncio engine (`greenlet_spawn`). They differ only
+in how each round trip is waited for, so this loads each with the same transactions and
+nothing else: `--callers` asyncio tasks on uvloop (as `api.server` serves), each in a closed
+loop of units of `--statements` round trips (BEGIN, a row locked, then updates, inserts and
+reads of it in turn, COMMIT) with `--python-ms` of CPU spent in Python between them, on a
+fresh database, the variants taking turns round after round.
 
 For each it reports the process's CPU per unit (every thread, user and system), PostgreSQL's
 (every `postgres` process), and units/s. The hand path's Python is the same whichever way it
@@ -23,15 +26,14 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import sqlite3
 import statistics
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, ExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import aiosqlite
 import anyio.to_thread
@@ -47,6 +49,8 @@ from benchmarks.scratch import DEFAULT_POSTGRES_URL
 
 Unit = Callable[[int], Awaitable[None]]
 """One unit of work of the caller numbered by its argument."""
+Variant = Literal["loop", "thread", "async", "greenlet"]
+Blocking = Literal["loop", "thread"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +82,8 @@ class Statements:
             yield self.lock if index == 0 else cycle[(index - 1) % len(cycle)]
 
 
-def _spelled(parameter: str, begin: str, for_update: str) -> Statements:
-    p = parameter
+def _spelled(p: str, begin: str, for_update: str) -> Statements:
+    """The statements with `p` for their parameter's placeholder."""
     return Statements(
         begin=begin,
         lock=f"SELECT n FROM bench_rows WHERE id = {p}{for_update}",
@@ -91,9 +95,12 @@ def _spelled(parameter: str, begin: str, for_update: str) -> Statements:
 
 SQLITE = _spelled("?", "BEGIN IMMEDIATE", "")
 POSTGRESQL = _spelled("%s", "BEGIN", " FOR UPDATE")
+_SQLITE_PRAGMAS = ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL")
+"""The service's durability (`ledger.database`): a commit appends to the WAL, no fsync."""
 
 
 def _schema(callers: int, *, postgresql: bool) -> list[str]:
+    """A row per caller, which its units lock and update, and a log its units append to."""
     key = "SERIAL PRIMARY KEY" if postgresql else "INTEGER PRIMARY KEY AUTOINCREMENT"
     return [
         "CREATE TABLE bench_rows (id INTEGER PRIMARY KEY, n BIGINT NOT NULL)",
@@ -112,46 +119,52 @@ def _working(seconds: float) -> None:
 
 
 def _blocking_unit(
-    execute: Callable[[str, tuple[Any, ...]], Any], statements: Statements, shape: Shape
+    cursor: Callable[[], Any], statements: Statements, shape: Shape
 ) -> Callable[[int], None]:
+    """The unit on a DB-API cursor made by `cursor` for it, every result fetched."""
+
     def unit(caller: int) -> None:
-        execute(statements.begin, ())
+        on = cursor()
+        on.execute(statements.begin)
         for text in statements.of_unit(shape):
-            execute(text, (caller,))
-        execute("COMMIT", ())
+            on.execute(text, (caller,))
+            if on.description is not None:
+                on.fetchall()
+        on.execute("COMMIT")
 
     return unit
 
 
 @asynccontextmanager
-async def _sqlite_variant(path: str, variant: str, shape: Shape) -> Any:
+async def _sqlite_variant(path: str, variant: Variant, shape: Shape) -> AsyncIterator[Unit]:
     """A SQLite unit of work of the variant, on one connection kept for the run."""
     if variant == "async":
         async with aiosqlite.connect(path, isolation_level=None) as database:
+            for pragma in _SQLITE_PRAGMAS:
+                await database.execute(pragma)
             turn = asyncio.Lock()
 
             async def on_driver(caller: int) -> None:
                 async with turn:
                     await database.execute(SQLITE.begin)
                     for text in SQLITE.of_unit(shape):
-                        await (await database.execute(text, (caller,))).fetchall()
+                        await database.execute_fetchall(text, (caller,))
                     await database.execute("COMMIT")
 
             yield on_driver
         return
     connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     try:
-
-        def execute(text: str, parameters: tuple[Any, ...]) -> None:
-            connection.execute(text, parameters).fetchall()
-
-        yield _waiting(_blocking_unit(execute, SQLITE, shape), variant, CapacityLimiter(1))
+        for pragma in _SQLITE_PRAGMAS:
+            connection.execute(pragma)
+        unit = _blocking_unit(connection.cursor, SQLITE, shape)
+        yield _waiting(unit, _blocking(variant), CapacityLimiter(1))
     finally:
         connection.close()
 
 
 def _postgresql_variant(
-    url: str, variant: str, shape: Shape, callers: int
+    url: str, variant: Variant, shape: Shape, callers: int
 ) -> AbstractAsyncContextManager[Unit]:
     """A PostgreSQL unit of work of the variant, on a connection per caller."""
     if variant == "async":
@@ -161,30 +174,38 @@ def _postgresql_variant(
     return _postgresql_blocking(url, variant, shape, callers)
 
 
+def _blocking(variant: Variant) -> Blocking:
+    if variant not in ("loop", "thread"):
+        raise ValueError(f"{variant!r} is not a way to run a blocking driver")
+    return variant
+
+
 def _conninfo(url: str) -> str:
+    """psycopg's spelling of a SQLAlchemy URL (which may name its driver)."""
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 @asynccontextmanager
 async def _postgresql_async(url: str, shape: Shape, callers: int) -> AsyncIterator[Unit]:
     """The unit written for psycopg's `AsyncConnection`: every statement awaited."""
-    connections = [
-        await psycopg.AsyncConnection.connect(_conninfo(url), autocommit=True)
-        for _ in range(callers)
-    ]
-    try:
+    async with AsyncExitStack() as opened:
+        connections = [
+            await opened.enter_async_context(
+                await psycopg.AsyncConnection.connect(_conninfo(url), autocommit=True)
+            )
+            for _ in range(callers)
+        ]
 
         async def on_driver(caller: int) -> None:
             cursor = connections[caller].cursor()
             await cursor.execute(POSTGRESQL.begin)
             for text in POSTGRESQL.of_unit(shape):
                 await cursor.execute(text, (caller,))
+                if cursor.description is not None:
+                    await cursor.fetchall()
             await cursor.execute("COMMIT")
 
         yield on_driver
-    finally:
-        for connection in connections:
-            await connection.close()
 
 
 @asynccontextmanager
@@ -197,41 +218,37 @@ async def _postgresql_greenlet(url: str, shape: Shape, callers: int) -> AsyncIte
         isolation_level="AUTOCOMMIT",
         pool_size=callers,
     )
-    pooled = [await engine.connect() for _ in range(callers)]
-    try:
-        adapted = [each.sync_connection.connection for each in pooled]  # type: ignore[union-attr]
-
-        def unit(caller: int) -> None:
-            cursor = adapted[caller].cursor()  # an adapted cursor: made inside the greenlet
-            _blocking_unit(cursor.execute, POSTGRESQL, shape)(caller)
+    async with AsyncExitStack() as opened:
+        opened.push_async_callback(engine.dispose)
+        pooled = [await opened.enter_async_context(engine.connect()) for _ in range(callers)]
+        # Adapted cursors, made inside the greenlet: their waits are awaits.
+        units = [
+            _blocking_unit(each.sync_connection.connection.cursor, POSTGRESQL, shape)  # type: ignore[union-attr]
+            for each in pooled
+        ]
 
         async def in_greenlet(caller: int) -> None:
-            await greenlet_spawn(unit, caller)
+            await greenlet_spawn(units[caller], caller)
 
         yield in_greenlet
-    finally:
-        for each in pooled:
-            await each.close()
-        await engine.dispose()
 
 
 @asynccontextmanager
 async def _postgresql_blocking(
-    url: str, variant: str, shape: Shape, callers: int
+    url: str, variant: Variant, shape: Shape, callers: int
 ) -> AsyncIterator[Unit]:
     """The unit on psycopg's blocking `Connection`: on the loop, or in a worker thread."""
-    connections = [psycopg.connect(_conninfo(url), autocommit=True) for _ in range(callers)]
-    try:
-        units = [
-            _blocking_unit(connection.execute, POSTGRESQL, shape) for connection in connections
+    with ExitStack() as opened:
+        connections = [
+            opened.enter_context(psycopg.connect(_conninfo(url), autocommit=True))
+            for _ in range(callers)
         ]
-        yield _waiting(lambda caller: units[caller](caller), variant, CapacityLimiter(callers))
-    finally:
-        for connection in connections:
-            connection.close()
+        units = [_blocking_unit(each.cursor, POSTGRESQL, shape) for each in connections]
+        limiter = CapacityLimiter(callers)
+        yield _waiting(lambda caller: units[caller](caller), _blocking(variant), limiter)
 
 
-def _waiting(unit: Callable[[int], None], variant: str, limiter: CapacityLimiter) -> Unit:
+def _waiting(unit: Callable[[int], None], variant: Blocking, limiter: CapacityLimiter) -> Unit:
     """The blocking unit run on the loop itself, or in a worker thread while it serves on."""
     if variant == "loop":
 
@@ -246,16 +263,13 @@ def _waiting(unit: Callable[[int], None], variant: str, limiter: CapacityLimiter
     return in_thread
 
 
-def _process_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-async def _load(unit: Unit, callers: int, warmup: float, seconds: float) -> dict[str, Any]:
-    """`callers` closed loops of `unit`; the units done, and the CPU spent, in the window."""
+async def _load(
+    unit: Unit, callers: int, warmup: float, seconds: float, database_cpu: cpu.Meter
+) -> dict[str, Any]:
+    """`callers` closed loops of `unit`; the units done, and the CPU spent by this process
+    and by the database's server, in the window."""
     done = 0
     running = True
-    database_cpu = cpu.postgres()
 
     async def caller_loop(caller: int) -> None:
         nonlocal done
@@ -267,9 +281,9 @@ async def _load(unit: Unit, callers: int, warmup: float, seconds: float) -> dict
 
     tasks = [asyncio.create_task(caller_loop(caller)) for caller in range(callers)]
     await asyncio.sleep(warmup)
-    started = (done, time.perf_counter(), _process_cpu(), database_cpu())
+    started = (done, time.perf_counter(), cpu.this_process(), database_cpu())
     await asyncio.sleep(seconds)
-    ended = (done, time.perf_counter(), _process_cpu(), database_cpu())
+    ended = (done, time.perf_counter(), cpu.this_process(), database_cpu())
     running = False
     await asyncio.gather(*tasks)
     units = ended[0] - started[0]
@@ -286,7 +300,7 @@ def _per_unit_ms(seconds: float | None, units: int) -> float | None:
     return round(1000 * seconds / units, 4) if seconds is not None and units else None
 
 
-VARIANTS = {
+VARIANTS: dict[str, tuple[Variant, ...]] = {
     "sqlite": ("loop", "thread", "async"),
     "postgresql": ("loop", "thread", "async", "greenlet"),
 }
@@ -308,19 +322,25 @@ def measure(
     path = make_url(url).database or ""
     _create_schema(_conninfo(url) if postgresql else path, callers, postgresql=postgresql)
 
-    def variant_of(name: str) -> AbstractAsyncContextManager[Unit]:
+    def variant_of(name: Variant) -> AbstractAsyncContextManager[Unit]:
         if postgresql:
             return _postgresql_variant(url, name, shape, callers)
         return _sqlite_variant(path, name, shape)
 
-    async def one_round() -> dict[str, dict[str, Any]]:
-        figures = {}
-        for name in VARIANTS[database]:
+    # SQLite runs in this process: its CPU is the process's own.
+    database_cpu = cpu.postgres() if postgresql else lambda: None
+
+    async def one_round(first: int) -> dict[str, dict[str, Any]]:
+        """Every variant once, starting from the `first`th: the log grows and the database
+        checkpoints and vacuums as the run goes on, so no variant always comes first."""
+        names = VARIANTS[database]
+        figures: dict[str, dict[str, Any]] = {}
+        for name in names[first:] + names[:first]:
             async with variant_of(name) as unit:
-                figures[name] = await _load(unit, callers, warmup, seconds)
+                figures[name] = await _load(unit, callers, warmup, seconds, database_cpu)
         return figures
 
-    per_round = [uvloop.run(one_round()) for _ in range(rounds)]
+    per_round = [uvloop.run(one_round(index % len(VARIANTS[database]))) for index in range(rounds)]
     medians = {
         name: {
             key: _median([figures[name][key] for figures in per_round])
@@ -328,7 +348,7 @@ def measure(
         }
         for name in VARIANTS[database]
     }
-    served = "thread" if postgresql else "loop"
+    served: Variant = "thread" if postgresql else "loop"
     return {
         "database": database,
         "statements_per_unit": shape.statements,
@@ -348,6 +368,8 @@ def measure(
 
 
 def _create_schema(target: str, callers: int, *, postgresql: bool) -> None:
+    """The tables of `_schema`, in the PostgreSQL database `target` names or the SQLite file
+    at that path."""
     if postgresql:
         with psycopg.connect(target, autocommit=True) as server:
             for statement in _schema(callers, postgresql=True):
