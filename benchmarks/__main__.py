@@ -8,13 +8,12 @@ does not answer, its figures are reported unavailable.
 import argparse
 import gc
 import json
-import os
 import sys
 
+from benchmarks import scratch
 from benchmarks.plan import FULL, QUICK
 from benchmarks.report import text
 from benchmarks.runner import run
-from benchmarks.scratch import DEFAULT_POSTGRES_URL
 
 
 def main() -> int:
@@ -27,13 +26,7 @@ def main() -> int:
     plan = QUICK if args.quick else FULL
     if args.no_postgres:
         plan = plan.with_databases(("sqlite",))
-    postgres_url = (
-        args.postgres_url
-        or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
-        or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-        or DEFAULT_POSTGRES_URL
-    )
-    document = run(plan, postgres_url)
+    document = run(plan, scratch.admin_url(args.postgres_url))
     if args.json:
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")

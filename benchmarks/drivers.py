@@ -25,9 +25,7 @@ connection per caller, as the pool gives them.
 import argparse
 import asyncio
 import json
-import os
 import sqlite3
-import statistics
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -44,8 +42,7 @@ from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.util import greenlet_spawn
 
-from benchmarks import cpu, scratch
-from benchmarks.scratch import DEFAULT_POSTGRES_URL
+from benchmarks import cpu, scratch, stats
 
 Unit = Callable[[int], Awaitable[None]]
 """One unit of work of the caller numbered by its argument."""
@@ -343,7 +340,7 @@ def measure(
     per_round = [uvloop.run(one_round(index % len(VARIANTS[database]))) for index in range(rounds)]
     medians = {
         name: {
-            key: _median([figures[name][key] for figures in per_round])
+            key: stats.median([figures[name][key] for figures in per_round], digits=4)
             for key in ("units_per_second", "process_cpu_ms_per_unit", "database_cpu_ms_per_unit")
         }
         for name in VARIANTS[database]
@@ -358,7 +355,7 @@ def measure(
         "medians": medians,
         "served_with": served,
         "process_cpu_vs_served": {
-            name: _ratio(
+            name: stats.ratio(
                 medians[name]["process_cpu_ms_per_unit"],
                 medians[served]["process_cpu_ms_per_unit"],
             )
@@ -382,15 +379,6 @@ def _create_schema(target: str, callers: int, *, postgresql: bool) -> None:
             file.execute(statement)
     finally:
         file.close()
-
-
-def _median(values: list[float | None]) -> float | None:
-    known = [value for value in values if value is not None]
-    return round(statistics.median(known), 4) if known else None
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -425,13 +413,7 @@ def main(argv: list[str] | None = None) -> None:
             url = stack.enter_context(scratch.scratch_database("sqlite", None, "drivers"))
             results.append(measure("sqlite", url, **sizes))
         if not options.no_postgres:
-            admin = (
-                options.postgres_url
-                or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
-                or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-                or DEFAULT_POSTGRES_URL
-            )
-            postgres, reason = scratch.find_postgres(admin)
+            postgres, reason = scratch.find_postgres(scratch.admin_url(options.postgres_url))
             if postgres is None:
                 print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
             else:

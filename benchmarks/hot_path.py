@@ -11,8 +11,6 @@ tenants weigh on all of them alike.
 
 import argparse
 import json
-import os
-import statistics
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
@@ -21,9 +19,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers
+from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers, stats
 from benchmarks.plan import FULL, Plan
-from benchmarks.scratch import DEFAULT_POSTGRES_URL
 
 _VARIANTS = {"hot_path": "true", "framework": "false"}
 
@@ -105,7 +102,7 @@ def measure(
                 noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
             )
             per_round["noop"].append(point["cpu_ms_per_unit"]["server"])
-    medians = {name: _median(values) for name, values in per_round.items()}
+    medians = {name: stats.median(values) for name, values in per_round.items()}
     return {
         "database": database,
         "workers": workers,
@@ -113,24 +110,15 @@ def measure(
         "rounds": rounds,
         "server_cpu_ms": per_round,
         "median_server_cpu_ms": medians,
-        "hot_path_vs_framework": _ratio(medians["hot_path"], medians["framework"]),
-        "hot_path_vs_baseline": _ratio(medians["hot_path"], medians.get("baseline")),
-        "baseline_vs_noop": _ratio(medians.get("baseline"), medians["noop"]),
-        "hot_path_vs_noop": _ratio(medians["hot_path"], medians["noop"]),
-        "framework_vs_noop": _ratio(medians["framework"], medians["noop"]),
-        "prototype_vs_noop": _ratio(medians.get("prototype"), medians["noop"]),
-        "bare_vs_noop": _ratio(medians.get("bare"), medians["noop"]),
-        "combined_vs_noop": _ratio(medians.get("combined"), medians["noop"]),
+        "hot_path_vs_framework": stats.ratio(medians["hot_path"], medians["framework"]),
+        "hot_path_vs_baseline": stats.ratio(medians["hot_path"], medians.get("baseline")),
+        "baseline_vs_noop": stats.ratio(medians.get("baseline"), medians["noop"]),
+        "hot_path_vs_noop": stats.ratio(medians["hot_path"], medians["noop"]),
+        "framework_vs_noop": stats.ratio(medians["framework"], medians["noop"]),
+        "prototype_vs_noop": stats.ratio(medians.get("prototype"), medians["noop"]),
+        "bare_vs_noop": stats.ratio(medians.get("bare"), medians["noop"]),
+        "combined_vs_noop": stats.ratio(medians.get("combined"), medians["noop"]),
     }
-
-
-def _median(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return round(statistics.median(known), 3) if known else None
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    return round(a / b, 3) if a is not None and b else None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,13 +143,7 @@ def main(argv: list[str] | None = None) -> None:
     if not options.no_sqlite:
         results.append(measure("sqlite", None, plan, options.rounds, options.baseline))
     if not options.no_postgres:
-        url = (
-            options.postgres_url
-            or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
-            or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-            or DEFAULT_POSTGRES_URL
-        )
-        postgres, reason = scratch.find_postgres(url)
+        postgres, reason = scratch.find_postgres(scratch.admin_url(options.postgres_url))
         if postgres is None:
             print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
         else:

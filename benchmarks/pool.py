@@ -17,7 +17,6 @@ any, and what the size does to throughput and latency.
 
 import argparse
 import json
-import statistics
 import sys
 from contextlib import ExitStack
 from dataclasses import replace
@@ -26,7 +25,7 @@ from typing import Any
 from sqlalchemy import create_engine, make_url, text
 from sqlalchemy.pool import NullPool
 
-from benchmarks import cpu, http_load, scratch, servers
+from benchmarks import cpu, http_load, scratch, servers, stats
 from benchmarks.plan import FULL, Plan
 from benchmarks.scratch import DEFAULT_POSTGRES_URL
 from ledger.database import normalize_url
@@ -101,8 +100,7 @@ def measure(
 def _medians(rows: list[dict[str, Any]]) -> dict[str, float | None]:
     medians: dict[str, float | None] = {}
     for key in rows[0]:
-        known = [row[key] for row in rows if row[key] is not None]
-        medians[key] = round(statistics.median(known), 3) if known else None
+        medians[key] = stats.median([row[key] for row in rows])
     return medians
 
 

@@ -4,6 +4,7 @@ SQLite databases are files in a temporary directory; PostgreSQL databases get ra
 names on the server named by an admin URL, and are dropped (with FORCE) on exit.
 """
 
+import os
 import shutil
 import tempfile
 import uuid
@@ -19,6 +20,18 @@ from sqlalchemy.pool import NullPool
 from ledger.database import normalize_url
 
 DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def admin_url(given: str | None) -> str:
+    """The PostgreSQL server to measure on: `given` (a `--postgres-url`), else
+    `$CASINO_WAR_BENCH_POSTGRES_URL`, else the tests' `$CASINO_WAR_TEST_POSTGRES_URL`, else
+    this machine's default."""
+    return (
+        given
+        or os.environ.get("CASINO_WAR_BENCH_POSTGRES_URL")
+        or os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
+        or DEFAULT_POSTGRES_URL
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Small statistics shared by the measurements: percentiles and rates."""
 
 import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +28,13 @@ def latency_summary(seconds: Sequence[float]) -> dict[str, Any]:
 
 def rate(count: int, seconds: float) -> float:
     return round(count / seconds, 1) if seconds > 0 else 0.0
+
+
+def median(values: Sequence[float | None], digits: int = 3) -> float | None:
+    """The median of the values measured (None where a round measured nothing), or None
+    when no round measured anything."""
+    known = [value for value in values if value is not None]
+    return round(statistics.median(known), digits) if known else None
 
 
 def ratio(value: float | None, limit: float | None) -> float | None:

@@ -2,7 +2,6 @@
 way (on the loop, in a worker thread, on an asynchronous driver) and reports what each costs
 the process; no timing asserted."""
 
-import os
 import sqlite3
 from collections.abc import Iterator
 
@@ -12,6 +11,7 @@ from sqlalchemy import make_url
 
 from benchmarks import scratch
 from benchmarks.drivers import VARIANTS, Shape, measure
+from tests.benchmarks.postgres import postgres_server
 
 TINY_UNIT = Shape(statements=5, python_seconds=0.00001)
 """BEGIN, the row locked, an update, an insert into the log, COMMIT."""
@@ -20,13 +20,7 @@ TINY_UNIT = Shape(statements=5, python_seconds=0.00001)
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database(request: pytest.FixtureRequest) -> Iterator[tuple[str, str]]:
     kind: str = request.param
-    postgres = None
-    if kind == "postgresql":
-        url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-        if not url:
-            pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
-        postgres, reason = scratch.find_postgres(url)
-        assert postgres is not None, reason
+    postgres = postgres_server() if kind == "postgresql" else None
     with scratch.scratch_database(kind, postgres, "drivers-test") as url:
         yield kind, url
 

@@ -1,27 +1,21 @@
 """`python -m benchmarks.hot_path` measures both variants and the do-nothing endpoint on each
 database, every round, and reports their ratios; no timing asserted."""
 
-import os
 from dataclasses import replace
 
 import pytest
 
-from benchmarks import scratch, servers
+from benchmarks import servers
 from benchmarks.hot_path import measure
 from benchmarks.plan import TINY
+from tests.benchmarks.postgres import postgres_server
 
 PLAN = replace(TINY, history_clients=2)
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])
 def test_each_variant_is_measured_every_round_with_its_ratios(database: str) -> None:
-    postgres = None
-    if database == "postgresql":
-        url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-        if not url:
-            pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
-        postgres, reason = scratch.find_postgres(url)
-        assert postgres is not None, reason
+    postgres = postgres_server() if database == "postgresql" else None
     result = measure(database, postgres, PLAN, rounds=2)
     variants = {"hot_path", "framework", "noop", "bare"}
     if database == "sqlite":

@@ -4,25 +4,17 @@ the connections PostgreSQL saw opened beside the throughput and CPU; no timing a
 PostgreSQL only: connection churn is what it measures, and a SQLite connection is a file
 handle, not a server process."""
 
-import os
 from dataclasses import replace
 
-import pytest
-
-from benchmarks import scratch
 from benchmarks.plan import TINY
 from benchmarks.pool import measure
+from tests.benchmarks.postgres import postgres_server
 
 PLAN = replace(TINY, clients=(2,))
 
 
 def test_each_pool_size_is_measured_every_round_with_the_connections_it_opened() -> None:
-    url = os.environ.get("CASINO_WAR_TEST_POSTGRES_URL")
-    if not url:
-        pytest.skip("PostgreSQL tests need CASINO_WAR_TEST_POSTGRES_URL")
-    postgres, reason = scratch.find_postgres(url)
-    assert postgres is not None, reason
-    result = measure(postgres, PLAN, [2, 4], rounds=2)
+    result = measure(postgres_server(), PLAN, [2, 4], rounds=2)
     assert set(result["per_round"]) == {"2", "4"}
     for rows in result["per_round"].values():
         assert len(rows) == 2
