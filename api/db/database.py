@@ -46,7 +46,10 @@ class Database:
             **_timeouts(url, timeout_seconds),
         )
         # Reads never need SQLite's write lock: WAL gives a deferred transaction a snapshot.
-        reader_engine = engine.execution_options(sqlite_begin="DEFERRED")
+        # On PostgreSQL they are READ ONLY, which is what lets `reading` end them by COMMIT.
+        reader_engine = engine.execution_options(
+            **({"sqlite_begin": "DEFERRED"} if is_sqlite else {"postgresql_readonly": True})
+        )
         prober = make_engine(url, poolclass=NullPool, **_timeouts(url, timeout_seconds))
         return cls(
             engine=engine,
@@ -72,9 +75,19 @@ class Database:
 
     @contextmanager
     def reading(self) -> Iterator[Session]:
-        """A read-only session that never holds SQLite's write lock."""
+        """A read-only session that never holds SQLite's write lock.
+
+        On PostgreSQL its transaction is READ ONLY and ends by COMMIT, not by the ROLLBACK
+        that closing it would send: psycopg forgets every statement it prepared on a
+        connection when the connection rolls back (and sends DEALLOCATE ALL), so each
+        read, a token checked again once a second among them, cost the next units of work
+        on its connection their prepared statements, planned afresh about sixty times
+        (docs/performance.md, "Prepared statements kept"). A read that raises still rolls
+        back; it has nothing to keep."""
         with self.readers() as session:
             yield session
+            if self.is_postgresql:
+                session.commit()
 
     def probe(self) -> None:
         """Run a trivial statement on a connection of its own, opened for it and closed

@@ -1,0 +1,45 @@
+"""Reads (`Database.reading`): on PostgreSQL, READ ONLY transactions ended by COMMIT, so that
+a read never costs its connection the statements psycopg prepared on it."""
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from api.db.database import Database
+
+_PREPARED_HERE = text("SELECT count(*) FROM pg_prepared_statements")
+_SOME_READ = text("SELECT count(*) FROM ledger_accounts WHERE id = :id")
+
+
+def _only_postgresql(database: Database) -> None:
+    if not database.is_postgresql:
+        pytest.skip("sqlite3 keeps its statements across a rollback: SQLite's reads roll back")
+
+
+def _prepared_on_the_pooled_connection(database: Database) -> int:
+    # Units of work one after another share the pool's one connection.
+    with database.transaction() as session:
+        return int(session.execute(_PREPARED_HERE).scalar_one())
+
+
+def test_a_read_keeps_the_statements_prepared_on_its_connection(database: Database) -> None:
+    _only_postgresql(database)
+    for _ in range(6):  # psycopg prepares a statement the sixth time it runs it
+        with database.transaction() as session:
+            session.execute(_SOME_READ, {"id": 1})
+    prepared = _prepared_on_the_pooled_connection(database)
+    assert prepared > 0
+
+    with database.reading() as session:
+        session.execute(_SOME_READ, {"id": 1})
+
+    assert _prepared_on_the_pooled_connection(database) == prepared
+
+
+def test_a_read_cannot_write(database: Database) -> None:
+    _only_postgresql(database)
+    with (
+        pytest.raises(DBAPIError, match="read-only transaction"),
+        database.reading() as session,
+    ):
+        session.execute(text("UPDATE casino_tables SET name = name WHERE false"))
