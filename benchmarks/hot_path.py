@@ -25,8 +25,13 @@ from benchmarks.plan import FULL, Plan
 _VARIANTS = {"hot_path": "true", "framework": "false"}
 
 
-def _meters(server: servers.Server) -> dict[str, cpu.Meter]:
-    return {"server": cpu.process_group(server.pid)}
+def _meters(server: servers.Server, *, postgresql: bool = False) -> dict[str, cpu.Meter]:
+    """The server's CPU and, with `postgresql`, the database's: a variant may move work from
+    one to the other."""
+    meters = {"server": cpu.process_group(server.pid)}
+    if postgresql:
+        meters["postgresql"] = cpu.postgres()
+    return meters
 
 
 def _launched(
@@ -73,8 +78,9 @@ def measure(
     rounds: int,
     baseline: Path | None = None,
 ) -> dict[str, Any]:
-    """Server CPU per hand (ms) of each variant and per do-nothing request, every round;
-    with `baseline`, also of that checkout's hot path (an earlier build, say)."""
+    """Server CPU per hand (ms) of each variant and per do-nothing request, every round, with
+    hands/s and, on PostgreSQL, the database's CPU per hand; with `baseline`, also of that
+    checkout's hot path (an earlier build, say)."""
     clients = plan.history_clients
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
     with ExitStack() as stack:
@@ -91,17 +97,26 @@ def measure(
         for name, (_, databases) in _PROTOTYPES.items():
             if database in databases:
                 services[name] = _prototype(stack, plan, name, database, postgres, workers)
-        per_round: dict[str, list[float | None]] = {name: [] for name in (*services, "noop")}
+        names = (*services, "noop")
+        per_round: dict[str, list[float | None]] = {name: [] for name in names}
+        database_per_round: dict[str, list[float | None]] = {name: [] for name in services}
+        # hands/s of each variant, requests/s of the do-nothing endpoint
+        rates: dict[str, list[float | None]] = {name: [] for name in names}
         noop = stack.enter_context(servers.noop(workers))
         noop.wait_ready()
         for _ in range(rounds):
             for name, (service, server) in services.items():
-                point = http_load.hands_point(service, plan, clients, _meters(server))
+                point = http_load.hands_point(
+                    service, plan, clients, _meters(server, postgresql=database == "postgresql")
+                )
                 per_round[name].append(point["cpu_ms_per_unit"]["server"])
+                database_per_round[name].append(point["cpu_ms_per_unit"].get("postgresql"))
+                rates[name].append(point["units_per_second"])
             point = http_load.run_point(
                 noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
             )
             per_round["noop"].append(point["cpu_ms_per_unit"]["server"])
+            rates["noop"].append(point["units_per_second"])
     medians = {name: stats.median(values) for name, values in per_round.items()}
     return {
         "database": database,
@@ -110,6 +125,14 @@ def measure(
         "rounds": rounds,
         "server_cpu_ms": per_round,
         "median_server_cpu_ms": medians,
+        "postgresql_cpu_ms": database_per_round if database == "postgresql" else None,
+        "median_postgresql_cpu_ms": (
+            {name: stats.median(values) for name, values in database_per_round.items()}
+            if database == "postgresql"
+            else None
+        ),
+        "units_per_second": rates,
+        "median_units_per_second": {name: stats.median(values) for name, values in rates.items()},
         "hot_path_vs_framework": stats.ratio(medians["hot_path"], medians["framework"]),
         "hot_path_vs_baseline": stats.ratio(medians["hot_path"], medians.get("baseline")),
         "baseline_vs_noop": stats.ratio(medians.get("baseline"), medians["noop"]),

@@ -1,15 +1,18 @@
 """SQLite's own share of a hand: the floor under any implementation of these writes.
 
-`python -m benchmarks.sqlite_floor [--hands N] [--seconds S]` records every statement the
-prototype of `benchmarks.lean_hand` sends to SQLite while it plays N hands (a tie goes to
-war), each with its parameters and its transaction's BEGIN and COMMIT. It then replays
-them on a copy of the database as it stood before those hands, on a bare `sqlite3`
-connection set up as the service sets up its own. The replay runs no Python between the
-statements but a loop, so its CPU per hand is what SQLite itself spends on the statements
-this schema needs: its parsing (cached), its B-tree work on the tables and every index,
-the triggers and the WAL commit. In the same run it loads the do-nothing endpoint as
-`benchmarks.hot_path` does and prints the floor as a multiple of a do-nothing request,
-beside the goal's budget (issue 16: 4 do-nothing requests a hand on SQLite).
+`python -m benchmarks.sqlite_floor [--hands N] [--seconds S] [--pragma name=value]...
+[--rounds R]` records every statement the prototype of `benchmarks.lean_hand` sends to
+SQLite while it plays N hands (a tie goes to war), each with its parameters and its
+transaction's BEGIN and COMMIT. It then replays them on a copy of the database as it stood
+before those hands, on a bare `sqlite3` connection set up as the service sets up its own.
+The replay runs no Python between the statements but a loop, so its CPU per hand is what
+SQLite itself spends on the statements this schema needs: its parsing (cached), its B-tree
+work on the tables and every index, the triggers and the WAL commit. In the same run it
+loads the do-nothing endpoint as `benchmarks.hot_path` does and prints the floor as a
+multiple of a do-nothing request, beside the goal's budget (issue 16: 4 do-nothing
+requests a hand on SQLite). With `--pragma`, every round also replays on a connection given
+those settings, so that a setting's worth is weighed on SQLite's own work, where a whole
+hand's noise would hide it.
 
 An implementation that writes the same rows with the same schema cannot cost the server
 less than this floor plus what parsing the HTTP request and sending the answer costs (the
@@ -20,9 +23,10 @@ import argparse
 import json
 import shutil
 import sqlite3
+import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -115,9 +119,10 @@ def _play(prototype: lean_hand.LeanHands, token: str, table_id: int, key: str) -
         prototype.run(token, f"{key}-war", path, {"action": "war"})
 
 
-def replay_cpu_seconds(path: Path, recording: Recording) -> float:
+def replay_cpu_seconds(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> float:
     """CPU seconds of this process for replaying `recording` on the database at `path`,
-    through a connection the service's engine set up (WAL, its pragmas)."""
+    through a connection the service's engine set up (WAL, its pragmas), then given
+    `pragmas` (`name=value`, a setting to weigh against the service's)."""
     engine = make_engine(f"sqlite:///{path}")
     try:
         pooled = engine.raw_connection()
@@ -125,6 +130,8 @@ def replay_cpu_seconds(path: Path, recording: Recording) -> float:
             connection = pooled.driver_connection
             assert isinstance(connection, sqlite3.Connection)
             cursor = connection.cursor()
+            for pragma in pragmas:
+                cursor.execute(f"PRAGMA {pragma}")
             started = time.process_time()
             for sql, parameters in recording.statements:
                 if sql == COMMIT:
@@ -165,16 +172,38 @@ def _settled_copy(source: Path, name: str) -> Iterator[Path]:
             Path(f"{target}{suffix}").unlink(missing_ok=True)
 
 
-def measure(hands: int, seconds: float) -> dict[str, Any]:
+def _floors_ms(
+    source: Path,
+    before: Path,
+    recording: Recording,
+    hands: int,
+    pragmas: Sequence[str],
+    rounds: int,
+) -> dict[str, list[float]]:
+    """CPU per hand of each replay, as the service sets SQLite up and, given `pragmas`, with
+    them too: each on its own copy of `before`, the two alternating round after round."""
+    variants = {"as_served": ()} | ({"with_pragmas": tuple(pragmas)} if pragmas else {})
+    floors: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, extra in variants.items():
+            with _settled_copy(before, f"replayed-{name}.db") as replayed:
+                floors[name].append(replay_cpu_seconds(replayed, recording, extra) * 1000 / hands)
+                if rows_written(replayed) != rows_written(source):
+                    raise RuntimeError("the replay did not write what the prototype wrote")
+    return floors
+
+
+def measure(
+    hands: int, seconds: float, pragmas: Sequence[str] = (), rounds: int = 1
+) -> dict[str, Any]:
     plan = replace(FULL, duration_seconds=seconds)
     with scratch.scratch_database("sqlite", None, "floor") as url:
         service = lean_hand.prepared(url, plan)
         source = Path(make_url(url).database or "")
-        with _settled_copy(source, "replayed.db") as replayed:
+        with _settled_copy(source, "before.db") as before:
             recording = record(source, service, hands)
-            floor_ms = replay_cpu_seconds(replayed, recording) * 1000 / hands
-            if rows_written(replayed) != rows_written(source):
-                raise RuntimeError("the replay did not write what the prototype wrote")
+            floors = _floors_ms(source, before, recording, hands, pragmas, rounds)
+    floor_ms = statistics.median(floors["as_served"])
     with servers.noop(plan.sqlite_workers) as noop:
         noop.wait_ready()
         meters = {"server": cpu.process_group(noop.pid)}
@@ -182,7 +211,7 @@ def measure(hands: int, seconds: float) -> dict[str, Any]:
         point = http_load.run_point(noop.base_url, clients, http_load.noop_step, plan, meters)
     noop_ms = point["cpu_ms_per_unit"]["server"]
     statements = [s for s, _ in recording.statements if s not in (COMMIT, ROLLBACK)]
-    return {
+    measured = {
         "hands": hands,
         "statements_per_hand": round(len(statements) / hands, 2),  # BEGIN included
         "floor_cpu_ms_per_hand": round(floor_ms, 4),
@@ -190,14 +219,31 @@ def measure(hands: int, seconds: float) -> dict[str, Any]:
         "floor_vs_noop": round(floor_ms / noop_ms, 3) if noop_ms else None,
         "goal_vs_noop": _GOAL,
     }
+    if pragmas:
+        with_pragmas = statistics.median(floors["with_pragmas"])
+        measured["with_pragmas"] = {
+            "pragmas": list(pragmas),
+            "rounds_ms": {name: [round(ms, 4) for ms in values] for name, values in floors.items()},
+            "floor_cpu_ms_per_hand": round(with_pragmas, 4),
+            "against_as_served": round(with_pragmas / floor_ms, 3),
+        }
+    return measured
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sqlite_floor", description=__doc__)
     parser.add_argument("--hands", type=int, default=5_000)
     parser.add_argument("--seconds", type=float, default=6.0, help="the do-nothing load's window")
+    parser.add_argument(
+        "--pragma",
+        action="append",
+        default=[],
+        help="a setting (name=value, repeatable) to replay with as well, round after round",
+    )
+    parser.add_argument("--rounds", type=int, default=1)
     options = parser.parse_args(argv)
-    json.dump(measure(options.hands, options.seconds), sys.stdout, indent=2)
+    measured = measure(options.hands, options.seconds, options.pragma, options.rounds)
+    json.dump(measured, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

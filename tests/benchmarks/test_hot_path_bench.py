@@ -29,6 +29,13 @@ def test_each_variant_is_measured_every_round_with_its_ratios(database: str) -> 
     assert result["bare_vs_noop"] > 0
     if database == "sqlite":
         assert result["prototype_vs_noop"] > 0
+    assert all(rate > 0 for rate in result["median_units_per_second"].values())
+
+
+def test_on_postgresql_the_databases_cpu_per_hand_is_measured_beside_the_servers() -> None:
+    result = measure("postgresql", postgres_server(), PLAN, rounds=1)
+    assert set(result["postgresql_cpu_ms"]) == set(result["server_cpu_ms"]) - {"noop"}
+    assert all(cpu_ms > 0 for cpu_ms in result["median_postgresql_cpu_ms"].values())
 
 
 def test_a_baseline_checkout_is_loaded_beside_the_others_with_its_ratios() -> None:
