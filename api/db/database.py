@@ -79,11 +79,11 @@ class Database:
 
         On PostgreSQL its transaction is READ ONLY and ends by COMMIT, not by the ROLLBACK
         that closing it would send: psycopg forgets every statement it prepared on a
-        connection when the connection rolls back (and sends DEALLOCATE ALL), so each
-        read, a token checked again once a second among them, cost the next units of work
-        on its connection their prepared statements, planned afresh about sixty times
-        (docs/performance.md, "Prepared statements kept"). A read that raises still rolls
-        back; it has nothing to keep."""
+        connection when the connection rolls back (and sends DEALLOCATE ALL). Reads ended
+        by rollback, a token checked again once a second among them, had PostgreSQL plan
+        each of a hand's statements once in every six to ten runs instead of once per
+        connection (docs/performance.md, "PostgreSQL's prepared statements and the chain
+        head's plan"). A read that raises still rolls back; it has nothing to keep."""
         with self.readers() as session:
             yield session
             if self.is_postgresql:

@@ -2,14 +2,14 @@
 
 The trigger (0004) finds its chain's newest transaction with `max(seq) ... WHERE chain =
 NEW.id`. How to compute that is the planner's choice, and on a database too new for
-autovacuum to have analyzed it, the planner aggregates every index entry of the chain. A
-connection keeps the trigger's plan, so from then on every posting read its whole chain,
-the chain growing with each posting, until the table's statistics next changed: on a new
-database at 400 hands/s, a third of PostgreSQL's CPU per hand after ten seconds
-(docs/performance.md, "The chain head's check"). `ORDER BY seq DESC LIMIT 1` leaves no
-such choice: the (chain, seq) index read backward from the chain's end, one entry. The
-rule itself is unchanged: a head only moves forward, to the newest transaction of its own
-chain, with that transaction's hash.
+autovacuum to have analyzed it (a new one, or one just restored), the planner aggregates
+every index entry of the chain. A connection keeps the trigger's plan, so from then on
+every posting read its whole chain, the chain growing with each posting, until the
+table's statistics next changed (docs/performance.md, "PostgreSQL's prepared statements and
+the chain head's plan"). `ORDER BY seq DESC LIMIT 1` leaves no such choice: the (chain,
+seq) index read backward from the chain's end, one entry. The rule itself is unchanged: a
+head only moves forward, to the newest transaction of its own chain, with that
+transaction's hash.
 
 SQLite plans `max` over an index's leading column as one seek already; nothing changes there.
 
