@@ -21,6 +21,7 @@ do-nothing request), whatever language or framework serves it.
 
 import argparse
 import json
+import re
 import shutil
 import sqlite3
 import statistics
@@ -230,6 +231,23 @@ def measure(
     return measured
 
 
+_PRAGMA = re.compile(r"\w+=[\w.-]+")
+
+
+def _pragma(text: str) -> str:
+    """A setting as `name=value`: it is written into the PRAGMA statement as it is."""
+    if not _PRAGMA.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not name=value: {text!r}")
+    return text
+
+
+def _positive(text: str) -> int:
+    number = int(text)
+    if number < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return number
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sqlite_floor", description=__doc__)
     parser.add_argument("--hands", type=int, default=5_000)
@@ -238,9 +256,10 @@ def main(argv: list[str] | None = None) -> None:
         "--pragma",
         action="append",
         default=[],
+        type=_pragma,
         help="a setting (name=value, repeatable) to replay with as well, round after round",
     )
-    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--rounds", type=_positive, default=1)
     options = parser.parse_args(argv)
     measured = measure(options.hands, options.seconds, options.pragma, options.rounds)
     json.dump(measured, sys.stdout, indent=2)

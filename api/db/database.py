@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
@@ -83,11 +84,22 @@ class Database:
         by rollback, a token checked again once a second among them, had PostgreSQL plan
         each of a hand's statements once in every six to ten runs instead of once per
         connection (docs/performance.md, "PostgreSQL's prepared statements and the chain
-        head's plan"). A read that raises still rolls back; it has nothing to keep."""
+        head's plan"). A read refused on the way (an unknown token, a hand not found) ends
+        by COMMIT too: any client could otherwise wipe a pooled connection's statements at
+        will. Only a read the database failed rolls back, as it must."""
         with self.readers() as session:
-            yield session
-            if self.is_postgresql:
-                session.commit()
+            try:
+                yield session
+            except DBAPIError:
+                raise  # closing the session rolls the failed transaction back
+            except Exception:
+                self._end_read(session)
+                raise
+            self._end_read(session)
+
+    def _end_read(self, session: Session) -> None:
+        if self.is_postgresql:  # READ ONLY: there is nothing a COMMIT could keep
+            session.commit()
 
     def probe(self) -> None:
         """Run a trivial statement on a connection of its own, opened for it and closed

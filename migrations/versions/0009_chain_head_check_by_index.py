@@ -6,8 +6,9 @@ autovacuum to have analyzed it (a new one, or one just restored), the planner ag
 every index entry of the chain. A connection keeps the trigger's plan, so from then on
 every posting read its whole chain, the chain growing with each posting, until the
 table's statistics next changed (docs/performance.md, "PostgreSQL's prepared statements and
-the chain head's plan"). `ORDER BY seq DESC LIMIT 1` leaves no such choice: the (chain,
-seq) index read backward from the chain's end, one entry. The rule itself is unchanged: a
+the chain head's plan"). Asked for `ORDER BY seq DESC LIMIT 1`, the planner of the same
+unanalyzed database reads the (chain, seq) index backward from the chain's end, one entry
+(`tests/ledger/test_ledger_chains.py` holds it to that). The rule itself is unchanged: a
 head only moves forward, to the newest transaction of its own chain, with that
 transaction's hash.
 
@@ -39,7 +40,8 @@ def _to_newest(newest_seq: str) -> str:
     BEGIN
         IF NEW.id IS DISTINCT FROM OLD.id
             OR NEW.seq <= OLD.seq
-            OR NEW.seq IS DISTINCT FROM {newest_seq}
+            OR NEW.seq IS DISTINCT FROM
+                {newest_seq}
             OR NEW.hash IS DISTINCT FROM
                 (SELECT hash FROM ledger_transactions WHERE seq = NEW.seq AND chain = NEW.id)
         THEN

@@ -36,6 +36,46 @@ def test_a_read_keeps_the_statements_prepared_on_its_connection(database: Databa
     assert _prepared_on_the_pooled_connection(database) == prepared
 
 
+def test_a_refused_read_keeps_the_statements_prepared_on_its_connection(
+    database: Database,
+) -> None:
+    _only_postgresql(database)
+    for _ in range(6):
+        with database.transaction() as session:
+            session.execute(_SOME_READ, {"id": 1})
+    prepared = _prepared_on_the_pooled_connection(database)
+
+    def _refused_after_reading() -> None:  # as a read of an unknown token is
+        with database.reading() as session:
+            session.execute(_SOME_READ, {"id": 1})
+            raise LookupError("not found")
+
+    with pytest.raises(LookupError):
+        _refused_after_reading()
+
+    assert _prepared_on_the_pooled_connection(database) == prepared
+
+
+def test_a_read_the_database_fails_leaves_its_connection_usable(database: Database) -> None:
+    _only_postgresql(database)
+    with pytest.raises(DBAPIError, match="division by zero"), database.reading() as session:
+        session.execute(text("SELECT 1 / 0"))
+
+    with database.reading() as session:
+        assert session.execute(text("SELECT 1")).scalar_one() == 1
+
+
+def test_a_unit_of_work_after_a_read_on_the_same_connection_may_write(
+    database: Database,
+) -> None:
+    _only_postgresql(database)
+    with database.reading() as session:
+        session.execute(text("SELECT 1"))
+
+    with database.transaction() as session:
+        assert session.execute(text("SHOW transaction_read_only")).scalar_one() == "off"
+
+
 def test_a_read_cannot_write(database: Database) -> None:
     _only_postgresql(database)
     with (
