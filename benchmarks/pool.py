@@ -27,7 +27,6 @@ from sqlalchemy.pool import NullPool
 
 from benchmarks import cpu, http_load, scratch, servers, stats
 from benchmarks.plan import FULL, Plan
-from benchmarks.scratch import DEFAULT_POSTGRES_URL
 from ledger.database import normalize_url
 
 
@@ -110,9 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=FULL.history_clients)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=FULL.duration_seconds)
-    parser.add_argument("--postgres-url", default=DEFAULT_POSTGRES_URL)
+    parser.add_argument("--postgres-url", default=None)
     options = parser.parse_args(argv)
-    postgres, reason = scratch.find_postgres(options.postgres_url)
+    postgres, reason = scratch.find_postgres(scratch.admin_url(options.postgres_url))
     if postgres is None:
         parser.error(f"PostgreSQL not measured: {reason}")
     plan = replace(FULL, duration_seconds=options.seconds, clients=(options.clients,))
