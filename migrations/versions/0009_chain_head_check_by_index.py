@@ -1,4 +1,4 @@
-"""PostgreSQL: the chain head's trigger reads one index entry, whatever the statistics say.
+"""PostgreSQL: the chain head's trigger reads one index entry a posting, not its whole chain.
 
 The trigger (0004) finds its chain's newest transaction with `max(seq) ... WHERE chain =
 NEW.id`. How to compute that is the planner's choice, and on a database too new for
