@@ -36,6 +36,7 @@ from typing import Any, Self
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 
+from api.cli.common import positive_int
 from benchmarks import cpu, http_load, lean_hand, scratch, servers
 from benchmarks.plan import FULL
 from ledger.database import make_engine
@@ -241,13 +242,6 @@ def _pragma(text: str) -> str:
     return text
 
 
-def _positive(text: str) -> int:
-    number = int(text)
-    if number < 1:
-        raise argparse.ArgumentTypeError("at least 1")
-    return number
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.sqlite_floor", description=__doc__)
     parser.add_argument("--hands", type=int, default=5_000)
@@ -259,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         type=_pragma,
         help="a setting (name=value, repeatable) to replay with as well, round after round",
     )
-    parser.add_argument("--rounds", type=_positive, default=1)
+    parser.add_argument("--rounds", type=positive_int, default=1)
     options = parser.parse_args(argv)
     measured = measure(options.hands, options.seconds, options.pragma, options.rounds)
     json.dump(measured, sys.stdout, indent=2)

@@ -22,12 +22,17 @@ def _prepared_on_the_pooled_connection(database: Database) -> int:
         return int(session.execute(_PREPARED_HERE).scalar_one())
 
 
-def test_a_read_keeps_the_statements_prepared_on_its_connection(database: Database) -> None:
-    _only_postgresql(database)
+def _a_statement_prepared(database: Database) -> int:
+    """Statements prepared on the pooled connection once `_SOME_READ` is among them."""
     for _ in range(6):  # psycopg prepares a statement the sixth time it runs it
         with database.transaction() as session:
             session.execute(_SOME_READ, {"id": 1})
-    prepared = _prepared_on_the_pooled_connection(database)
+    return _prepared_on_the_pooled_connection(database)
+
+
+def test_a_read_keeps_the_statements_prepared_on_its_connection(database: Database) -> None:
+    _only_postgresql(database)
+    prepared = _a_statement_prepared(database)
     assert prepared > 0
 
     with database.reading() as session:
@@ -40,10 +45,7 @@ def test_a_refused_read_keeps_the_statements_prepared_on_its_connection(
     database: Database,
 ) -> None:
     _only_postgresql(database)
-    for _ in range(6):
-        with database.transaction() as session:
-            session.execute(_SOME_READ, {"id": 1})
-    prepared = _prepared_on_the_pooled_connection(database)
+    prepared = _a_statement_prepared(database)
 
     def _refused_after_reading() -> None:  # as a read of an unknown token is
         with database.reading() as session:
