@@ -20,24 +20,34 @@ remembers them. Like `benchmarks.lean_hand` it leaves out the framework, the acc
 problem bodies, protected players and opening accounts (`lean_hand.prepared` sets the
 database up), and answers with the hand's id, status and money.
 
+Other shapes of the same hand, each a question put to the goals (docs/performance.md):
+`--combined` places a hand on PostgreSQL in six round trips instead of fourteen; `--grouped`
+commits the SQLite hands that arrive together once (`GroupCommit`); `--optimistic` places a
+hand on PostgreSQL in two statements and no lock.
+
 A measuring instrument, not a second implementation: `benchmarks.hot_path` loads it in the
 same rounds as the service, the lean prototype and the do-nothing endpoint.
 """
 
 import argparse
+import asyncio
+import collections
 import functools
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+import psycopg
 from litestar.enums import ScopeType
 from litestar.types import Receive, Scope, Send
+from psycopg import _queries as psycopg_queries
+from psycopg import errors as psycopg_errors
 
 from api.domain.hands.ledger import reference
 from api.domain.hands.postings import HandAccounts
@@ -115,7 +125,7 @@ def _move_balances(count: int) -> str:
     return (
         f"UPDATE ledger_accounts SET balance = balance + {case} WHERE id IN ({ids}) "
         f"AND balance <= {case} AND balance >= {case} "
-        f"AND (min_balance IS NULL OR balance + {case} >= min_balance) RETURNING id"
+        f"AND (min_balance IS NULL OR balance + {case} >= min_balance) RETURNING id, balance"
     )
 
 
@@ -176,8 +186,11 @@ _READ_ALL = (
 @functools.cache
 def _write_all(transactions: int, entries: int, accounts: int) -> str:
     """Every write of a placed hand but the chain head's, in one statement; it answers with
-    how many balances moved (fewer than `accounts`: a limit refused the hand)."""
+    how many balances moved (fewer than `accounts`: a limit refused the hand) and whether the
+    seed pair's nonce moved on from the one the hand was dealt with (under the player's
+    lock it always does; `--optimistic` takes no lock)."""
     hand = _INSERT_HAND.replace("(player_id,", "(id, player_id,").replace("VALUES (", "VALUES (?, ")
+    nonce = _ADVANCE_NONCE + " AND next_nonce = ?"
     moves = _move_balances(accounts)
     insert_transactions = (
         _insert_transactions(transactions)
@@ -186,12 +199,67 @@ def _write_all(transactions: int, entries: int, accounts: int) -> str:
     )
     record = _INSERT_RECORD + " RETURNING caller"
     statement = (
-        f"WITH hand AS ({hand}), nonce AS ({_ADVANCE_NONCE} RETURNING id), moved AS ({moves}), "
+        f"WITH hand AS ({hand}), nonce AS ({nonce} RETURNING id), moved AS ({moves}), "
         f"transactions AS ({insert_transactions}), "
         f"entries AS ({_insert_entries(entries)} RETURNING transaction_id), "
-        f"record AS ({record}) SELECT count(*) FROM moved"
+        f"record AS ({record}) {_WRITTEN}"
     )
     return statement.replace("?", "%s")
+
+
+_WRITTEN = "SELECT (SELECT count(*) FROM moved), (SELECT count(*) FROM nonce)"
+
+
+def _replaced(text: str, old: str, new: str) -> str:
+    """`text` with `old` replaced by `new`; `old` must be there, so that a statement built
+    from another cannot silently lose the change."""
+    if old not in text:
+        raise ValueError(f"{old!r} is not in the statement")
+    return text.replace(old, new)
+
+
+# PostgreSQL in two statements and no lock (`--optimistic`): `_READ_ALL` without its lock,
+# and the protected flag; then `_write_all` and the head's move sent as one query, one
+# implicit transaction, each part failing it (a division by zero) where what the read saw
+# no longer holds: a balance moved by someone else or a limit, the nonce, the chain's head.
+_READ_OPTIMISTIC = _replaced(
+    _replaced(_READ_ALL, " FOR UPDATE", ""),
+    " FROM seed_pairs sp ",
+    ", (SELECT p.protected FROM players p WHERE p.id = sp.player_id) FROM seed_pairs sp ",
+)
+_MOVE_HEAD_IF_UNMOVED = (
+    "WITH head AS (UPDATE ledger_chain_head SET seq = %s, hash = %s WHERE id = %s AND seq = %s "
+    "RETURNING 1) SELECT 1 / count(*) FROM head"
+)
+_OPTIMISTIC_ATTEMPTS = 5
+
+
+@functools.cache
+def _optimistic(write_all: str) -> str:
+    """`_write_all` failing unless every balance moved, the nonce was the one read and the
+    wallet ends where the read said it would, then the head moved on from where it was read."""
+    checked = _replaced(
+        write_all,
+        _WRITTEN,
+        "SELECT 1 / ((SELECT count(*) FROM moved) = %s AND (SELECT count(*) FROM nonce) = 1 "
+        "AND (SELECT balance FROM moved WHERE id = %s) = %s)::int",
+    )
+    return f"{checked}; {_MOVE_HEAD_IF_UNMOVED}"
+
+
+@dataclass(frozen=True, slots=True)
+class Writes:
+    """A placed hand's writes but the head's: `_write_all` and its parameters, with what
+    they must leave true."""
+
+    statement: str
+    parameters: list[object]
+    moves: int  # balances the statement must move
+    wallet: tuple[int, int]  # the wallet's id and its balance after the hand
+    chain: int
+    after: int  # the chain's head as read: its seq
+    head: tuple[int, str]  # the chain's new head: seq and hash
+    answer: bytes
 
 
 class Refusal(Exception):
@@ -223,6 +291,22 @@ class Books:
     rows: dict[str, tuple[int, str, int | None]]
 
 
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A request to place or decide a hand, its caller known."""
+
+    token_id: int
+    player_id: int
+    key: str
+    path: str
+    body: dict[str, Any]
+    request_hash: str
+
+    @property
+    def caller(self) -> str:
+        return f"token:{self.token_id}"
+
+
 Transfer = tuple[str, str, int]  # debit code, credit code, amount
 Step = tuple[str, list[Transfer], dict[str, str]]  # kind, transfers, metadata of its own
 
@@ -231,9 +315,13 @@ class Bare:
     """A driver's connection (`sqlite3` or psycopg) and its spelling of the statements,
     which are written with `?` placeholders and `{for_update}` where PostgreSQL locks."""
 
-    def __init__(self, connection: Any, *, postgresql: bool) -> None:
+    def __init__(self, connection: Any, *, postgresql: bool, autocommit: bool = False) -> None:
         self._connection = connection
         self.postgresql = postgresql
+        self._autocommit = autocommit and postgresql
+        if self._autocommit:
+            connection.autocommit = True
+            self._client_side = psycopg.ClientCursor(connection)
 
     def run(self, sql: str, parameters: Sequence[object] = ()) -> Any:
         """The statement executed; its cursor."""
@@ -244,6 +332,15 @@ class Bare:
         transaction with the first statement."""
         if not self.postgresql:
             self._connection.execute("BEGIN IMMEDIATE")
+        elif self._autocommit:
+            self._connection.execute("BEGIN")
+
+    def run_together(self, sql: str, parameters: Sequence[object]) -> None:
+        """PostgreSQL, autocommit: several statements in one query, one implicit transaction.
+        psycopg binds their parameters on this side, the one way to send them in one message."""
+        if not self._autocommit:
+            raise RuntimeError("statements run together only on a connection in autocommit")
+        self._client_side.execute(sql, parameters)
 
     def commit(self) -> None:
         self._connection.commit()
@@ -268,9 +365,10 @@ def _spelled(sql: str, postgresql: bool) -> str:
 class BareHands:
     """The two commands on one driver connection, in the service's order."""
 
-    def __init__(self, db: Bare, *, combined: bool = False) -> None:
-        self._db = db
+    def __init__(self, db: Bare, *, combined: bool = False, optimistic: bool = False) -> None:
+        self.db = db
         self._combined = combined and db.postgresql
+        self._optimistic = optimistic and db.postgresql
         self._callers: dict[str, tuple[int, int]] = {}
         self._tables: dict[int, Table | None] = {}
         self._recorded_rules: dict[str, TableRules] = {}
@@ -279,50 +377,63 @@ class BareHands:
     def caller(self, token: str) -> tuple[int, int]:
         found = self._callers.get(token)
         if found is None:
-            row = self._db.run(_TOKEN, (hash_token(token),)).fetchone()
-            self._db.rollback()
+            row = self.db.run(_TOKEN, (hash_token(token),)).fetchone()
+            self.db.rollback()
             if row is None or row[1] is None:
                 raise Refusal(401)
             found = self._callers[token] = (int(row[0]), int(row[1]))
         return found
 
-    def run(self, token: str, key: str, path: str, body: dict[str, Any]) -> tuple[int, bytes]:
-        """One command and its key's record in one transaction; a key seen before replays."""
+    def command(self, token: str, key: str, path: str, body: dict[str, Any]) -> Command:
+        """A request's command, its caller known (a token not seen before is looked up in a
+        transaction of its own)."""
         token_id, player_id = self.caller(token)
-        caller = f"token:{token_id}"
-        request_hash = fingerprint("POST", path, body)
-        if self._combined and path == "/v1/hands":
-            return self._place_combined(player_id, token_id, caller, key, request_hash, body)
-        db = self._db
+        return Command(token_id, player_id, key, path, body, fingerprint("POST", path, body))
+
+    def run(self, command: Command) -> tuple[int, bytes]:
+        """One command and its key's record in one transaction; a key seen before replays."""
+        if self._optimistic and command.path == "/v1/hands":
+            return self._place_optimistic(command)
+        if self._combined and command.path == "/v1/hands":
+            return self._place_combined(command)
+        db = self.db
         db.begin()
         try:
-            lock = (advisory_lock_key(caller, key),)
-            if db.postgresql and not db.run(_LOCK_KEY, lock).fetchone()[0]:
-                raise Refusal(409)  # the key is in flight in another process
-            earlier = db.run(_RECORD, (caller, key)).fetchone()
-            if earlier is not None:
-                db.rollback()
-                if earlier[0] != request_hash:
-                    raise Refusal(422)
-                return int(earlier[1]), str(earlier[2]).encode()
-            if path == "/v1/hands":
-                status, answer = 201, self._place(player_id, token_id, body)
-            elif path.startswith("/v1/hands/") and path.endswith("/decision"):
-                hand_id = int(path[len("/v1/hands/") : -len("/decision")])
-                status, answer = 200, self._decide(player_id, token_id, hand_id, body)
-            else:
-                raise Refusal(404)
-            encoded = msgspec.json.encode(answer)
-            now = db.time(datetime.now(UTC))
-            db.run(_INSERT_RECORD, (caller, key, request_hash, status, encoded.decode(), now))
+            answer = self.apply(command)
             db.commit()
         except BaseException:
             db.rollback()
             raise
+        return answer
+
+    def apply(self, command: Command) -> tuple[int, bytes]:
+        """`command`'s work and its key's record, inside a transaction begun by the caller,
+        which commits it, or rolls it back if this raises (a refusal)."""
+        db = self.db
+        caller, key, path = command.caller, command.key, command.path
+        lock = (advisory_lock_key(caller, key),)
+        if db.postgresql and not db.run(_LOCK_KEY, lock).fetchone()[0]:
+            raise Refusal(409)  # the key is in flight in another process
+        earlier = db.run(_RECORD, (caller, key)).fetchone()
+        if earlier is not None:  # nothing written: committing it keeps nothing
+            if earlier[0] != command.request_hash:
+                raise Refusal(422)
+            return int(earlier[1]), str(earlier[2]).encode()
+        if path == "/v1/hands":
+            status, answer = 201, self._place(command.player_id, command.token_id, command.body)
+        elif path.startswith("/v1/hands/") and path.endswith("/decision"):
+            hand_id = int(path[len("/v1/hands/") : -len("/decision")])
+            answer = self._decide(command.player_id, command.token_id, hand_id, command.body)
+            status = 200
+        else:
+            raise Refusal(404)
+        encoded = msgspec.json.encode(answer)
+        now = db.time(datetime.now(UTC))
+        db.run(_INSERT_RECORD, (caller, key, command.request_hash, status, encoded.decode(), now))
         return status, encoded
 
     def _place(self, player_id: int, token_id: int, body: dict[str, Any]) -> dict[str, Any]:
-        db = self._db
+        db = self.db
         table_id, bet = int(body["table_id"]), int(body["bet"])
         tie_bet = int(body.get("tie_bet", 0))
         if db.run(_PLAYER, (player_id,)).fetchone()[0]:
@@ -350,83 +461,130 @@ class BareHands:
         self._post(books, hand_id, player_id, table_id, token_id, _placed(books, hand), created_at)
         return _answer(hand_id, hand, settled[3])
 
-    def _place_combined(
-        self,
-        player_id: int,
-        token_id: int,
-        caller: str,
-        key: str,
-        request_hash: str,
-        body: dict[str, Any],
-    ) -> tuple[int, bytes]:
+    def _place_combined(self, command: Command) -> tuple[int, bytes]:
         """`_place` and its key's record on PostgreSQL in six round trips: the same checks,
         locks and rows, the statements combined."""
-        db = self._db
-        table_id, bet = int(body["table_id"]), int(body["bet"])
-        tie_bet = int(body.get("tie_bet", 0))
+        db = self.db
         try:
             locked, protected = db.run(
-                _LOCKS, (advisory_lock_key(caller, key), player_id)
+                _LOCKS, (advisory_lock_key(command.caller, command.key), command.player_id)
             ).fetchone()
             if not locked:
                 raise Refusal(409)
             if protected:
                 raise Refusal(501)
-            table = self._table(table_id)
-            if table is None:
-                raise Refusal(404)
-            books = self._books_of(player_id, table.rules.currency)
-            read = db.run(
-                _READ_ALL,
-                (player_id, table_id, books.wallet, books.chain, caller, key, player_id),
-            ).fetchone()
-            if read[0] is not None:  # the key was used before: its answer again
+            written = self._written(command, _READ_ALL)
+            if isinstance(written, tuple):  # the key was used before: its answer again
                 db.rollback()
-                if read[0] != request_hash:
-                    raise Refusal(422)
-                return int(read[1]), str(read[2]).encode()
-            pair_id, nonce, wallet = read[3], read[6], read[9]
-            head, (hand_id, *transaction_ids) = read[10:12], read[12:]
-            hand = _dealt(table, read[3:10], bet, tie_bet)
-            created_at = datetime.now(UTC)
-            settled = _settled(hand, wallet - hand.total_staked)
-            batch = _batch(books, hand_id, player_id, table_id, token_id, _placed(books, hand))
-            rows, last = _linked(books, batch, head, created_at, created_at)
-            ids = sorted(transaction_ids)[: len(rows)]
-            answer = msgspec.json.encode(_answer(hand_id, hand, settled[3]))
-            hand_row = (
-                hand_id, player_id, table_id, pair_id, nonce, books.currency, table.stored,
-                hand.status.value, bet, tie_bet, hand.player_card, hand.dealer_card, settled[0],
-                hand.total_staked, settled[1], settled[2], wallet, settled[3], created_at,
-                settled[4], ENGINE_VERSION, table.hashed, token_id,
-            )  # fmt: skip
-            record = (caller, key, request_hash, 201, answer.decode(), datetime.now(UTC))
-            entries = _entry_rows(books, batch, ids)
-            moved = batch.moved
-            statement = _write_all(len(rows), len(entries), len(moved))
-            parameters = [
-                *hand_row,
-                pair_id,
-                *_move_parameters(moved),
-                *_flat(
-                    [(transaction_id, *row) for transaction_id, row in zip(ids, rows, strict=True)]
-                ),
-                *_flat(entries),
-                *record,
-            ]
-            if db.run(statement, parameters).fetchone()[0] < len(moved):
+                return written
+            moved, advanced = db.run(written.statement, written.parameters).fetchone()
+            if moved < written.moves:
                 raise Refusal(422)  # a limit: the rollback takes every move back
-            db.run(_MOVE_HEAD, (*last, books.chain))
+            if advanced != 1:
+                raise Refusal(409)  # the nonce moved under the player's lock: never expected
+            db.run(_MOVE_HEAD, (*written.head, written.chain))
             db.commit()
         except BaseException:
             db.rollback()
             raise
-        return 201, answer
+        return 201, written.answer
+
+    def _place_optimistic(self, command: Command) -> tuple[int, bytes]:
+        """`_place` and its key's record on PostgreSQL in two statements and no lock
+        (`--optimistic`): one read, then every write in one implicit transaction whose
+        statements check that what the read saw still holds (the seed pair's nonce, the
+        wallet's balance, the chain's head) and fail it otherwise; the hand is then dealt
+        again from a new read. A key used twice at once fails the second writer on the key's
+        unique index, whose retry replays the first's answer. A limit fails it the same way,
+        so a hand a limit refuses is answered 503 after the last attempt, not 422: the
+        prototype prices the hand that is placed."""
+        for _ in range(_OPTIMISTIC_ATTEMPTS):
+            written = self._written(command, _READ_OPTIMISTIC)
+            if isinstance(written, tuple):
+                return written
+            checks = (written.moves, *written.wallet, *written.head, written.chain, written.after)
+            try:
+                self.db.run_together(_optimistic(written.statement), [*written.parameters, *checks])
+            except (psycopg_errors.DivisionByZero, psycopg_errors.UniqueViolation):
+                continue  # something the read saw changed: read again
+            return 201, written.answer
+        raise Refusal(503)
+
+    def _written(self, command: Command, read_all: str) -> "Writes | tuple[int, bytes]":
+        """A placed hand's writes but the chain head's, worked out from one read of
+        everything (`read_all`); or the key's earlier answer, if it has one."""
+        player_id, token_id, body = command.player_id, command.token_id, command.body
+        table_id, bet = int(body["table_id"]), int(body["bet"])
+        tie_bet = int(body.get("tie_bet", 0))
+        table = self._table(table_id)
+        if table is None:
+            raise Refusal(404)
+        books = self._books_of(player_id, table.rules.currency)
+        read = self.db.run(
+            read_all,
+            (
+                player_id,
+                table_id,
+                books.wallet,
+                books.chain,
+                command.caller,
+                command.key,
+                player_id,
+            ),
+        ).fetchone()
+        if read is None:
+            raise Refusal(409)  # no active seed pair
+        if read[0] is not None:  # the key was used before: its answer again
+            if read[0] != command.request_hash:
+                raise Refusal(422)
+            return int(read[1]), str(read[2]).encode()
+        if any(read[15:]):  # a protected player (`_READ_OPTIMISTIC`): not prototyped
+            raise Refusal(501)
+        pair_id, nonce, wallet = read[3], read[6], read[9]
+        head, (hand_id, *transaction_ids) = read[10:12], read[12:15]
+        hand = _dealt(table, read[3:10], bet, tie_bet)
+        created_at = datetime.now(UTC)
+        settled = _settled(hand, wallet - hand.total_staked)
+        batch = _batch(books, hand_id, player_id, table_id, token_id, _placed(books, hand))
+        rows, last = _linked(books, batch, head, created_at, created_at)
+        ids = sorted(transaction_ids)[: len(rows)]
+        answer = msgspec.json.encode(_answer(hand_id, hand, settled[3]))
+        hand_row = (
+            hand_id, player_id, table_id, pair_id, nonce, books.currency, table.stored,
+            hand.status.value, bet, tie_bet, hand.player_card, hand.dealer_card, settled[0],
+            hand.total_staked, settled[1], settled[2], wallet, settled[3], created_at,
+            settled[4], ENGINE_VERSION, table.hashed, token_id,
+        )  # fmt: skip
+        record = (command.caller, command.key, command.request_hash, 201, answer.decode())
+        entries = _entry_rows(books, batch, ids)
+        moved = batch.moved
+        wallet_id = books.rows[books.wallet][0]
+        wallet_delta = next(delta for account, delta, _, _ in moved if account == wallet_id)
+        parameters = [
+            *hand_row,
+            pair_id,
+            nonce,
+            *_move_parameters(moved),
+            *_flat([(transaction_id, *row) for transaction_id, row in zip(ids, rows, strict=True)]),
+            *_flat(entries),
+            *record,
+            datetime.now(UTC),
+        ]
+        return Writes(
+            _write_all(len(rows), len(entries), len(moved)),
+            parameters,
+            len(moved),
+            (wallet_id, wallet + wallet_delta),
+            books.chain,
+            head[0],
+            last,
+            answer,
+        )
 
     def _decide(
         self, player_id: int, token_id: int, hand_id: int, body: dict[str, Any]
     ) -> dict[str, Any]:
-        db = self._db
+        db = self.db
         action = Action(body["action"])
         db.run(_PLAYER, (player_id,)).fetchone()
         row = db.run(_DECIDING, (hand_id,)).fetchone()
@@ -473,7 +631,7 @@ class BareHands:
     ) -> None:
         """The hand's steps as the next links of the player's chain, in `ledger.fresh`'s five
         statements; the hashes and fingerprints are the ledger's own functions."""
-        db = self._db
+        db = self.db
         batch = _batch(books, hand_id, player_id, table_id, token_id, steps)
         moved = batch.moved
         if len(db.run(_move_balances(len(moved)), _move_parameters(moved)).fetchall()) < len(moved):
@@ -487,7 +645,7 @@ class BareHands:
 
     def _table(self, table_id: int) -> Table | None:
         if table_id not in self._tables:
-            row = self._db.run(_RULES, (table_id,)).fetchone()
+            row = self.db.run(_RULES, (table_id,)).fetchone()
             rules = None if row is None else TableRules.from_dict(json.loads(row[0]))
             stored = None if rules is None else json.dumps(rules.as_dict())
             self._tables[table_id] = (
@@ -506,7 +664,7 @@ class BareHands:
         if books is None:
             accounts = HandAccounts.of(player_id, currency)
             codes = [spec.code for spec in accounts.specs()]
-            found = self._db.run(_ACCOUNTS, codes).fetchall()
+            found = self.db.run(_ACCOUNTS, codes).fetchall()
             rows = {code: (account_id, side, limit) for code, account_id, side, limit in found}
             if len(rows) < len(codes):
                 raise Refusal(501)  # opening accounts is not prototyped: `prepared` opens them
@@ -648,8 +806,75 @@ def _settlement(books: Books, hand: Hand) -> list[Transfer]:
     ]
 
 
+Outcome = tuple[int, bytes] | Exception
+
+
+class GroupCommit:
+    """SQLite's group commit (`--grouped`): the commands that arrive together, in one
+    transaction and one COMMIT.
+
+    A group closes at the end of the event loop's current pass (`call_soon`): the commands
+    that reach it by then run one after another in one transaction, as they would have run
+    one transaction each, and each is answered only once that transaction has committed. A
+    hand shares its COMMIT, and whatever pages its hands have in common (the chain's head,
+    the house's account, the indexes' inner pages), with the others of its group. If any
+    command of a group is refused, the group is rolled back and each of its commands runs
+    again in a transaction of its own: a refusal leaves nothing, and the others' answers are
+    what they would have been alone."""
+
+    def __init__(self, hands: "BareHands") -> None:
+        self._hands = hands
+        self._waiting: list[tuple[Command, asyncio.Future[tuple[int, bytes]]]] = []
+        self.sizes: collections.Counter[int] = collections.Counter()
+        """How many groups of each size were committed: what grouping found to group."""
+
+    async def run(self, command: Command) -> tuple[int, bytes]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[tuple[int, bytes]] = loop.create_future()
+        self._waiting.append((command, future))
+        if len(self._waiting) == 1:
+            loop.call_soon(self._flush)
+        return await future
+
+    def _flush(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        self.sizes[len(waiting)] += 1
+        try:
+            outcomes = self.together([command for command, _ in waiting])
+        except Exception as error:  # a rollback that failed: no request may wait for ever
+            outcomes = [error] * len(waiting)
+        for (_, future), outcome in zip(waiting, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+
+    def together(self, commands: Sequence[Command]) -> list[Outcome]:
+        """`commands` in one transaction, or each in its own if any is refused; what each
+        answered, or the exception it raised."""
+        hands, db = self._hands, self._hands.db
+        try:
+            db.begin()
+            outcomes: list[Outcome] = [hands.apply(command) for command in commands]
+            db.commit()
+        except Exception:
+            db.rollback()
+            outcomes = [_outcome(hands, command) for command in commands]
+        return outcomes
+
+
+def _outcome(hands: "BareHands", command: Command) -> Outcome:
+    try:
+        return hands.run(command)
+    except Exception as error:  # answered to its own request
+        return error
+
+
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
     """The ASGI callable uvicorn serves: `/ready`, and the two commands."""
+    if scope["type"] == "lifespan":  # type: ignore[comparison-overlap]  # not in Litestar's types
+        await _lifespan(receive, send)
+        return
     if scope["type"] != ScopeType.HTTP:
         return
     body = await read_body(receive)
@@ -659,7 +884,10 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
         try:
             token = headers.get(b"authorization", b"").decode().removeprefix("Bearer ")
             key = headers[b"idempotency-key"].decode()
-            status, answer = _hands().run(token, key, scope["path"], msgspec.json.decode(body))
+            hands = _hands()
+            command = hands.command(token, key, scope["path"], msgspec.json.decode(body))
+            group = _group()
+            status, answer = await group.run(command) if group else hands.run(command)
         except Refusal as refused:
             status = refused.status
         except GameError:  # a wager or a decision the game refuses
@@ -671,13 +899,22 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
 
 @contextmanager
 def serving(
-    database_url: str, workers: int = 1, *, combined: bool = False
+    database_url: str,
+    workers: int = 1,
+    *,
+    combined: bool = False,
+    grouped: bool = False,
+    optimistic: bool = False,
 ) -> Iterator[servers.Server]:
     """The prototype served on a database `lean_hand.prepared` set up, until the block ends;
     each worker process has a connection of its own."""
     command = [sys.executable, "-m", "benchmarks.bare_hand", "--workers", str(workers)]
     if combined:
         command.append("--combined")
+    if grouped:
+        command.append("--grouped")
+    if optimistic:
+        command.append("--optimistic")
     with servers.launched(command, {"CASINO_WAR_DATABASE_URL": database_url}, "/ready") as server:
         server.wait_ready()
         yield server
@@ -687,16 +924,61 @@ def serving(
 def _hands() -> BareHands:
     """The service's engine sets the connection up (SQLite's WAL and pragmas, psycopg for
     PostgreSQL); the prototype then runs on the driver's connection, and begins and commits
-    its transactions itself."""
+    its transactions itself. Only a process that serves the prototype calls it, so psycopg's
+    limits are lifted there (`_cache_long_statements`) and never where this module is only
+    imported."""
+    _cache_long_statements()
     engine = make_engine(os.environ["CASINO_WAR_DATABASE_URL"])
     pooled = engine.raw_connection()
     _KEPT.append(pooled)  # the pool's wrapper, kept so that it never takes the connection back
-    db = Bare(pooled.driver_connection, postgresql=engine.dialect.name == "postgresql")
-    return BareHands(db, combined=os.environ.get(_COMBINED) == "1")
+    optimistic = os.environ.get(_OPTIMISTIC) == "1"
+    postgresql = engine.dialect.name == "postgresql"
+    db = Bare(pooled.driver_connection, postgresql=postgresql, autocommit=optimistic)
+    return BareHands(db, combined=os.environ.get(_COMBINED) == "1", optimistic=optimistic)
+
+
+@functools.cache
+def _group() -> GroupCommit | None:
+    """The group commit, where `--grouped` asked for it on SQLite."""
+    hands = _hands()
+    if os.environ.get(_GROUPED) != "1" or hands.db.postgresql:
+        return None
+    return GroupCommit(hands)
+
+
+async def _lifespan(
+    receive: Callable[[], Awaitable[Any]], send: Callable[[Any], Awaitable[None]]
+) -> None:
+    """Nothing to start; on shutdown, the groups' sizes (`--grouped`) go to the server's log,
+    `{size: groups}`."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            group = _group() if _group.cache_info().currsize else None
+            if group is not None:
+                print(f"groups by size: {dict(sorted(group.sizes.items()))}", file=sys.stderr)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _cache_long_statements() -> None:
+    """psycopg remembers how it converted a statement's placeholders (a regular expression
+    run in Python) only for statements of at most 50 parameters and 4,096 bytes
+    (`psycopg._queries`); the combined writes (`_write_all`) have about a hundred, and it
+    would convert them again on every execution, which cost more than the round trips they
+    save (docs/performance.md). Their shapes are few, so this process caches them too. The
+    service's statements are all under those limits."""
+    psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = 1_000
+    psycopg_queries.MAX_CACHED_STATEMENT_LENGTH = 65_536
 
 
 _KEPT: list[object] = []
-_COMBINED = "BARE_HAND_COMBINED"  # how `--combined` reaches each worker process
+# how the options reach each worker process
+_COMBINED = "BARE_HAND_COMBINED"
+_GROUPED = "BARE_HAND_GROUPED"
+_OPTIMISTIC = "BARE_HAND_OPTIMISTIC"
 
 
 def main() -> None:
@@ -707,9 +989,21 @@ def main() -> None:
     parser.add_argument(
         "--combined", action="store_true", help="PostgreSQL: place a hand in six round trips"
     )
+    parser.add_argument(
+        "--grouped", action="store_true", help="SQLite: commit the hands that arrive together once"
+    )
+    parser.add_argument(
+        "--optimistic",
+        action="store_true",
+        help="PostgreSQL: place a hand in two statements, without locks",
+    )
     args = parser.parse_args()
     if args.combined:
         os.environ[_COMBINED] = "1"
+    if args.grouped:
+        os.environ[_GROUPED] = "1"
+    if args.optimistic:
+        os.environ[_OPTIMISTIC] = "1"
     serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=args.workers)
 
 

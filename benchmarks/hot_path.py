@@ -52,6 +52,8 @@ _PROTOTYPES: dict[str, tuple[Serving, tuple[str, ...]]] = {
     "prototype": (lambda url, _workers: lean_hand.serving(url), ("sqlite",)),
     "bare": (bare_hand.serving, ("sqlite", "postgresql")),
     "combined": (partial(bare_hand.serving, combined=True), ("postgresql",)),
+    "grouped": (partial(bare_hand.serving, grouped=True), ("sqlite",)),
+    "optimistic": (partial(bare_hand.serving, optimistic=True), ("postgresql",)),
 }
 
 
@@ -141,6 +143,8 @@ def measure(
         "prototype_vs_noop": stats.ratio(medians.get("prototype"), medians["noop"]),
         "bare_vs_noop": stats.ratio(medians.get("bare"), medians["noop"]),
         "combined_vs_noop": stats.ratio(medians.get("combined"), medians["noop"]),
+        "grouped_vs_noop": stats.ratio(medians.get("grouped"), medians["noop"]),
+        "optimistic_vs_noop": stats.ratio(medians.get("optimistic"), medians["noop"]),
     }
 
 

@@ -19,9 +19,9 @@ def test_each_variant_is_measured_every_round_with_its_ratios_and_rates(database
     result = measure(database, postgres, PLAN, rounds=2)
     variants = {"hot_path", "framework", "noop", "bare"}
     if database == "sqlite":
-        variants.add("prototype")  # benchmarks.lean_hand runs on SQLite only
+        variants |= {"prototype", "grouped"}  # lean_hand; bare_hand --grouped
     else:
-        variants.add("combined")  # bare_hand --combined: PostgreSQL's six round trips
+        variants |= {"combined", "optimistic"}  # bare_hand --combined, --optimistic
     assert set(result["server_cpu_ms"]) == variants
     assert all(len(values) == 2 for values in result["server_cpu_ms"].values())
     for ratio in ("hot_path_vs_framework", "hot_path_vs_noop", "framework_vs_noop"):
