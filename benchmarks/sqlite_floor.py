@@ -1,18 +1,19 @@
 """SQLite's own share of a hand: the floor under any implementation of these writes.
 
 `python -m benchmarks.sqlite_floor [--hands N] [--seconds S] [--pragma name=value]...
-[--rounds R]` records every statement the prototype of `benchmarks.lean_hand` sends to
-SQLite while it plays N hands (a tie goes to war), each with its parameters and its
-transaction's BEGIN and COMMIT. It then replays them on a copy of the database as it stood
-before those hands, on a bare `sqlite3` connection set up as the service sets up its own.
+[--drop-index NAME]... [--rounds R]` records every statement the prototype of
+`benchmarks.lean_hand` sends to SQLite while it plays N hands (a tie goes to war), each with
+its parameters and its transaction's BEGIN and COMMIT. It then replays them on a copy of the
+database as it stood before those hands, on a bare `sqlite3` connection set up as the
+service sets up its own.
 The replay runs no Python between the statements but a loop, so its CPU per hand is what
 SQLite itself spends on the statements this schema needs: its parsing (cached), its B-tree
 work on the tables and every index, the triggers and the WAL commit. In the same run it
 loads the do-nothing endpoint as `benchmarks.hot_path` does and prints the floor as a
 multiple of a do-nothing request, beside the goal's budget (issue 16: 4 do-nothing
-requests a hand on SQLite). With `--pragma`, every round also replays on a connection given
-those settings, so that a setting's worth is weighed on SQLite's own work, where a whole
-hand's noise would hide it.
+requests a hand on SQLite). With `--pragma` or `--drop-index`, every round also replays on a
+connection given those settings, or on a copy without those indexes, so that a change's
+worth is weighed on SQLite's own work, where a whole hand's noise would hide it.
 
 An implementation that writes the same rows with the same schema cannot cost the server
 less than this floor plus what parsing the HTTP request and sending the answer costs (the
@@ -121,6 +122,19 @@ def _play(prototype: lean_hand.LeanHands, token: str, table_id: int, key: str) -
         prototype.run(token, f"{key}-war", path, {"action": "war"})
 
 
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What a replay is weighed with, against the database as the service sets it up."""
+
+    pragmas: tuple[str, ...] = ()
+    """Settings, `name=value`, given to the replay's connection."""
+    dropped_indexes: tuple[str, ...] = ()
+    """Indexes dropped from the replay's copy: what writing without each would save."""
+
+    def __bool__(self) -> bool:
+        return bool(self.pragmas or self.dropped_indexes)
+
+
 def replay_cpu_seconds(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> float:
     """CPU seconds of this process for replaying `recording` on the database at `path`,
     through a connection the service's engine set up (WAL, its pragmas), then given
@@ -174,29 +188,43 @@ def _settled_copy(source: Path, name: str) -> Iterator[Path]:
             Path(f"{target}{suffix}").unlink(missing_ok=True)
 
 
+def _drop_indexes(path: Path, names: Sequence[str]) -> None:
+    with closing(sqlite3.connect(path)) as connection:
+        for name in names:
+            found = connection.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)
+            ).fetchone()
+            if found is None or found[0] is None:  # a constraint's own index has no SQL
+                raise ValueError(f"{name!r} is not an index that can be dropped")
+            connection.execute(f'DROP INDEX "{name}"')
+        connection.commit()
+
+
 def _floors_ms(
     source: Path,
     before: Path,
     recording: Recording,
     hands: int,
-    pragmas: Sequence[str],
+    change: Change,
     rounds: int,
 ) -> dict[str, list[float]]:
-    """CPU per hand of each replay, as the service sets SQLite up and, given `pragmas`, with
-    them too: each on its own copy of `before`, the two alternating round after round."""
-    variants = {"as_served": ()} | ({"with_pragmas": tuple(pragmas)} if pragmas else {})
+    """CPU per hand of each replay, as the service sets SQLite up and, given a `change`,
+    with it too: each on its own copy of `before`, the two alternating round after round."""
+    variants = {"as_served": Change()} | ({"changed": change} if change else {})
     floors: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
-        for name, extra in variants.items():
+        for name, variant in variants.items():
             with _settled_copy(before, f"replayed-{name}.db") as replayed:
-                floors[name].append(replay_cpu_seconds(replayed, recording, extra) * 1000 / hands)
+                _drop_indexes(replayed, variant.dropped_indexes)
+                cpu_seconds = replay_cpu_seconds(replayed, recording, variant.pragmas)
+                floors[name].append(cpu_seconds * 1000 / hands)
                 if rows_written(replayed) != rows_written(source):
                     raise RuntimeError("the replay did not write what the prototype wrote")
     return floors
 
 
 def measure(
-    hands: int, seconds: float, pragmas: Sequence[str] = (), rounds: int = 1
+    hands: int, seconds: float, change: Change = Change(), rounds: int = 1
 ) -> dict[str, Any]:
     plan = replace(FULL, duration_seconds=seconds)
     with scratch.scratch_database("sqlite", None, "floor") as url:
@@ -204,7 +232,7 @@ def measure(
         source = Path(make_url(url).database or "")
         with _settled_copy(source, "before.db") as before:
             recording = record(source, service, hands)
-            floors = _floors_ms(source, before, recording, hands, pragmas, rounds)
+            floors = _floors_ms(source, before, recording, hands, change, rounds)
     floor_ms = statistics.median(floors["as_served"])
     with servers.noop(plan.sqlite_workers) as noop:
         noop.wait_ready()
@@ -221,13 +249,14 @@ def measure(
         "floor_vs_noop": round(floor_ms / noop_ms, 3) if noop_ms else None,
         "goal_vs_noop": _GOAL,
     }
-    if pragmas:
-        with_pragmas = statistics.median(floors["with_pragmas"])
-        measured["with_pragmas"] = {
-            "pragmas": list(pragmas),
+    if change:
+        changed = statistics.median(floors["changed"])
+        measured["changed"] = {
+            "pragmas": list(change.pragmas),
+            "dropped_indexes": list(change.dropped_indexes),
             "rounds_ms": {name: [round(ms, 4) for ms in values] for name, values in floors.items()},
-            "floor_cpu_ms_per_hand": round(with_pragmas, 4),
-            "against_as_served": round(with_pragmas / floor_ms, 3),
+            "floor_cpu_ms_per_hand": round(changed, 4),
+            "against_as_served": round(changed / floor_ms, 3),
         }
     return measured
 
@@ -253,9 +282,16 @@ def main(argv: list[str] | None = None) -> None:
         type=_pragma,
         help="a setting (name=value, repeatable) to replay with as well, round after round",
     )
+    parser.add_argument(
+        "--drop-index",
+        action="append",
+        default=[],
+        help="an index (repeatable) to replay without as well, round after round",
+    )
     parser.add_argument("--rounds", type=positive_int, default=1)
     options = parser.parse_args(argv)
-    measured = measure(options.hands, options.seconds, options.pragma, options.rounds)
+    change = Change(tuple(options.pragma), tuple(options.drop_index))
+    measured = measure(options.hands, options.seconds, change, options.rounds)
     json.dump(measured, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -1,5 +1,7 @@
 """The floor under a SQLite hand: the prototype's statements replayed on a bare connection."""
 
+import pytest
+
 from benchmarks import sqlite_floor
 
 
@@ -12,10 +14,24 @@ def test_the_floor_is_replayed_faithfully_and_set_beside_a_do_nothing_request() 
 
 
 def test_a_setting_is_weighed_against_the_services_round_after_round() -> None:
-    measured = sqlite_floor.measure(
-        hands=30, seconds=0.3, pragmas=["wal_autocheckpoint=10000"], rounds=2
-    )
-    weighed = measured["with_pragmas"]
+    change = sqlite_floor.Change(pragmas=("wal_autocheckpoint=10000",))
+    measured = sqlite_floor.measure(hands=30, seconds=0.3, change=change, rounds=2)
+    weighed = measured["changed"]
     assert weighed["pragmas"] == ["wal_autocheckpoint=10000"]
     assert all(len(rounds) == 2 for rounds in weighed["rounds_ms"].values())
     assert weighed["floor_cpu_ms_per_hand"] > 0 and weighed["against_as_served"] > 0
+
+
+def test_writing_without_an_index_is_weighed_against_the_schema_as_it_is() -> None:
+    change = sqlite_floor.Change(dropped_indexes=("ix_ledger_transactions_reference",))
+    measured = sqlite_floor.measure(hands=30, seconds=0.3, change=change)
+    weighed = measured["changed"]
+    assert weighed["dropped_indexes"] == ["ix_ledger_transactions_reference"]
+    assert weighed["floor_cpu_ms_per_hand"] > 0 and weighed["against_as_served"] > 0
+
+
+@pytest.mark.parametrize("name", ["no_such_index", "sqlite_autoindex_hands_1"])
+def test_an_index_that_cannot_be_dropped_is_refused(name: str) -> None:
+    change = sqlite_floor.Change(dropped_indexes=(name,))
+    with pytest.raises(ValueError, match=name):
+        sqlite_floor.measure(hands=30, seconds=0.3, change=change)
