@@ -257,7 +257,7 @@ class Writes:
     moves: int  # balances the statement must move
     wallet: tuple[int, int]  # the wallet's id and its balance after the hand
     chain: int
-    after: int  # the chain's head as read: its seq
+    head_read: int  # the seq of the chain's head as read, which the write moves on from
     head: tuple[int, str]  # the chain's new head: seq and hash
     answer: bytes
 
@@ -329,7 +329,8 @@ class Bare:
 
     def begin(self) -> None:
         """SQLite's write lock taken up front, as the service takes it; psycopg begins a
-        transaction with the first statement."""
+        transaction with the first statement, unless the connection is in autocommit
+        (`--optimistic`), where a decision's transaction is begun here."""
         if not self.postgresql:
             self._connection.execute("BEGIN IMMEDIATE")
         elif self._autocommit:
@@ -502,7 +503,8 @@ class BareHands:
             written = self._written(command, _READ_OPTIMISTIC)
             if isinstance(written, tuple):
                 return written
-            checks = (written.moves, *written.wallet, *written.head, written.chain, written.after)
+            head_checks = (*written.head, written.chain, written.head_read)
+            checks = (written.moves, *written.wallet, *head_checks)
             try:
                 self.db.run_together(_optimistic(written.statement), [*written.parameters, *checks])
             except (psycopg_errors.DivisionByZero, psycopg_errors.UniqueViolation):
@@ -967,8 +969,8 @@ def _cache_long_statements() -> None:
     """psycopg remembers how it converted a statement's placeholders (a regular expression
     run in Python) only for statements of at most 50 parameters and 4,096 bytes
     (`psycopg._queries`); the combined writes (`_write_all`) have about a hundred, and it
-    would convert them again on every execution, which cost more than the round trips they
-    save (docs/performance.md). Their shapes are few, so this process caches them too. The
+    would convert them again on every execution, 14-19% of the prototype's CPU a hand
+    (docs/performance.md). Their shapes are few, so this process caches them too. The
     service's statements are all under those limits."""
     psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = 1_000
     psycopg_queries.MAX_CACHED_STATEMENT_LENGTH = 65_536
