@@ -30,8 +30,7 @@ def test_writing_without_an_index_is_weighed_against_the_schema_as_it_is() -> No
     assert weighed["floor_cpu_ms_per_hand"] > 0 and weighed["against_as_served"] > 0
 
 
-@pytest.mark.parametrize("name", ["no_such_index", "sqlite_autoindex_hands_1"])
-def test_an_index_that_cannot_be_dropped_is_refused(name: str) -> None:
-    change = sqlite_floor.Change(dropped_indexes=(name,))
-    with pytest.raises(ValueError, match=name):
+def test_an_index_that_backs_a_constraint_is_refused() -> None:
+    change = sqlite_floor.Change(dropped_indexes=("sqlite_autoindex_hands_1",))
+    with pytest.raises(ValueError, match="sqlite_autoindex_hands_1"):
         sqlite_floor.measure(hands=30, seconds=0.3, change=change)
