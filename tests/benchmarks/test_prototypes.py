@@ -124,6 +124,7 @@ def _play(run: Run, tokens: list[str], table_id: int, hands: int) -> None:
             run(token, f"w{number}", path, {"action": "war"})
 
 
+@contextmanager
 def _bare(database: Path) -> Iterator[bare_hand.BareHands]:
     engine = make_engine(f"sqlite:///{database}")
     pooled = engine.raw_connection()
@@ -147,7 +148,7 @@ def test_the_bare_prototype_writes_the_rows_the_lean_one_writes(tmp_path: Path) 
     try:
         with freeze_time("2026-11-25 12:00:00"), lean_engine.connect() as connection:
             _play(lean_hand.LeanHands(connection).run, tokens, service.table_id, 200)
-            with contextmanager(_bare)(bare_copy) as bare:
+            with _bare(bare_copy) as bare:
                 _play(_one_by_one(bare), tokens, service.table_id, 200)
     finally:
         lean_engine.dispose()
@@ -203,9 +204,9 @@ def test_hands_committed_together_write_the_rows_they_write_one_by_one(tmp_path:
     alone_copy, together_copy = _settled_copies(source, "alone.db", "together.db")
     tokens = [player.token for player in service.players]
     with freeze_time("2026-11-25 12:00:00"):
-        with contextmanager(_bare)(alone_copy) as alone:
+        with _bare(alone_copy) as alone:
             _rounds_one_by_one(alone, tokens, service.table_id, 40)
-        with contextmanager(_bare)(together_copy) as together:
+        with _bare(together_copy) as together:
             _rounds_together(together, tokens, service.table_id, 40)
     alone_rows, together_rows = _rows(alone_copy), _rows(together_copy)
     assert len(alone_rows["hands"]) >= 40 * len(tokens)
@@ -253,10 +254,10 @@ def test_a_group_with_a_refusal_writes_and_answers_what_its_commands_would_alone
     tokens = [player.token for player in service.players]
     before = _rows(alone_copy)
     with freeze_time("2026-11-25 12:00:00"):
-        with contextmanager(_bare)(alone_copy) as alone:
+        with _bare(alone_copy) as alone:
             commands = _three_hands_the_second_refused(alone, tokens, service.table_id)
             answered_alone = _outcomes_alone(alone, commands)
-        with contextmanager(_bare)(together_copy) as hands:
+        with _bare(together_copy) as hands:
             commands = _three_hands_the_second_refused(hands, tokens, service.table_id)
             answered_together = bare_hand.GroupCommit(hands).together(commands)
     assert _comparable(answered_together) == _comparable(answered_alone)
@@ -271,7 +272,7 @@ def test_requests_awaited_together_are_committed_as_one_group(tmp_path: Path) ->
     service = prepared(f"sqlite:///{source}", replace(TINY, clients=(1, 3)))  # three players
     tokens = [player.token for player in service.players]
     body = {"table_id": service.table_id, "bet": 100}
-    with contextmanager(_bare)(source) as hands:
+    with _bare(source) as hands:
         commands = [
             hands.command(token, key, "/v1/hands", body)
             for token, key in zip(tokens, "xyz", strict=True)
