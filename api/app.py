@@ -7,7 +7,7 @@ from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ControllerRouterHandler
 
 from api.db.database import Database
-from api.db.threads import share_connections_between_threads
+from api.db.threads import share_connections_between_threads, stop_command_threads
 from api.domain.audit.routes import AuditController
 from api.domain.cashier import routes as cashier
 from api.domain.events.routes import EventController
@@ -127,7 +127,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         before_send=[security_headers],
         cors_config=cors_config(settings),
         on_startup=[on_startup],
-        on_shutdown=[database.dispose],
+        on_shutdown=[stop_command_threads, database.dispose],
         logging_config=logging_config(
             json_lines=settings.log_format == "json", access_log=settings.access_log
         ),

@@ -29,15 +29,14 @@ import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import aiosqlite
-import anyio.to_thread
 import psycopg
 import uvloop
-from anyio import CapacityLimiter
 from sqlalchemy import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.util import greenlet_spawn
@@ -155,7 +154,8 @@ async def _sqlite_variant(path: str, variant: Variant, shape: Shape) -> AsyncIte
         for pragma in _SQLITE_PRAGMAS:
             connection.execute(pragma)
         unit = _blocking_unit(connection.cursor, SQLITE, shape)
-        yield _waiting(unit, _blocking(variant), CapacityLimiter(1))
+        with ThreadPoolExecutor(max_workers=1) as threads:
+            yield _waiting(unit, _blocking(variant), threads)
     finally:
         connection.close()
 
@@ -241,12 +241,13 @@ async def _postgresql_blocking(
             for _ in range(callers)
         ]
         units = [_blocking_unit(each.cursor, POSTGRESQL, shape) for each in connections]
-        limiter = CapacityLimiter(callers)
-        yield _waiting(lambda caller: units[caller](caller), _blocking(variant), limiter)
+        threads = opened.enter_context(ThreadPoolExecutor(max_workers=callers))
+        yield _waiting(lambda caller: units[caller](caller), _blocking(variant), threads)
 
 
-def _waiting(unit: Callable[[int], None], variant: Blocking, limiter: CapacityLimiter) -> Unit:
-    """The blocking unit run on the loop itself, or in a worker thread while it serves on."""
+def _waiting(unit: Callable[[int], None], variant: Blocking, threads: ThreadPoolExecutor) -> Unit:
+    """The blocking unit run on the loop itself, or in a worker thread while it serves on
+    (`loop.run_in_executor`, as `api.db.threads` runs the service's commands)."""
     if variant == "loop":
 
         async def on_loop(caller: int) -> None:
@@ -255,7 +256,7 @@ def _waiting(unit: Callable[[int], None], variant: Blocking, limiter: CapacityLi
         return on_loop
 
     async def in_thread(caller: int) -> None:
-        await anyio.to_thread.run_sync(unit, caller, limiter=limiter)
+        await asyncio.get_running_loop().run_in_executor(threads, unit, caller)
 
     return in_thread
 

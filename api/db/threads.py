@@ -1,27 +1,42 @@
 """The server's worker threads, sized to the database pool so that no thread ever waits for
 a connection.
 
-Two kinds of thread take the pool's connections, one at a time each: anyio's worker threads
+Two kinds of thread take the pool's connections, one at a time each: the command threads
 (every command's unit of work, as `api.http.idempotency` runs it, except on SQLite served by
 one process, where it runs on the event loop; the token look-ups) and the event loop's
 default executor (Litestar's synchronous routes: the reads, reports, statements, history).
-Left to their defaults (40 anyio threads; min(32, CPUs + 4) in the executor) together they
-outnumber the pool, and a thread past it blocks on the pool, up to the database timeout; a
-few slow reports could then take every connection from the commands. Split half and half,
-at most as many threads as connections run at once, so past them a request waits on the
-event loop for a thread, which costs nothing, and slow reads can take at most their half of
-the pool.
+Left to their defaults together they would outnumber the pool, and a thread past it blocks on
+the pool, up to the database timeout; a few slow reports could then take every connection
+from the commands. Split half and half, at most as many threads as connections run at once,
+so past them a request waits on the event loop for a thread, which costs nothing, and slow
+reads can take at most their half of the pool.
+
+The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
+through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 61-64 µs of
+CPU, through `loop.run_in_executor` 23-24 µs (docs/performance.md, "The hop to a command
+thread"), and a PostgreSQL hand makes one or two.
 """
 
 import asyncio
+import contextvars
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from functools import partial
+from typing import TypeVar
 
-from anyio.to_thread import current_default_thread_limiter
+from anyio.lowlevel import RunVar
+
+from ledger.database import POOL_SIZE
+
+T = TypeVar("T")
+
+_COMMAND_THREADS = RunVar[ThreadPoolExecutor]("casino_war_command_threads")
 
 
 def thread_shares(pool_size: int) -> tuple[int, int]:
-    """The pool's connections split: (anyio's worker threads, the executor's threads); a
-    pool of at least two (`Settings.database_pool_size`) leaves each at least one."""
+    """The pool's connections split: (command threads, the executor's threads); a pool of at
+    least two (`Settings.database_pool_size`) leaves each at least one."""
     routes = pool_size // 2
     return pool_size - routes, routes
 
@@ -29,7 +44,29 @@ def thread_shares(pool_size: int) -> tuple[int, int]:
 def share_connections_between_threads(pool_size: int) -> None:
     """Size this event loop's worker threads to the pool; run at the server's start-up, on
     the loop that serves (each worker process has its own)."""
-    anyio_threads, route_threads = thread_shares(pool_size)
-    current_default_thread_limiter().total_tokens = anyio_threads
-    executor = ThreadPoolExecutor(max_workers=route_threads, thread_name_prefix="casino-war")
-    asyncio.get_running_loop().set_default_executor(executor)
+    command_threads, route_threads = thread_shares(pool_size)
+    _COMMAND_THREADS.set(_executor(command_threads, "casino-war-command"))
+    asyncio.get_running_loop().set_default_executor(_executor(route_threads, "casino-war"))
+
+
+def stop_command_threads() -> None:
+    """Let this event loop's command threads end once their work is done; at shutdown."""
+    with suppress(LookupError):
+        _COMMAND_THREADS.get().shutdown(wait=False)
+
+
+async def in_command_thread(work: Callable[[], T]) -> T:
+    """`work()` in one of this event loop's command threads, with the caller's context
+    variables, as Litestar runs its synchronous routes. A loop that did not start as the
+    server starts (a test's own) gets the default pool's share."""
+    try:
+        threads = _COMMAND_THREADS.get()
+    except LookupError:
+        threads = _executor(thread_shares(POOL_SIZE)[0], "casino-war-command")
+        _COMMAND_THREADS.set(threads)
+    context = contextvars.copy_context()
+    return await asyncio.get_running_loop().run_in_executor(threads, partial(context.run, work))
+
+
+def _executor(threads: int, name: str) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)

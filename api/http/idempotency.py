@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, NamedTuple
 
-from anyio.to_thread import run_sync
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
+from api.db.threads import in_command_thread
 from api.domain.players.turn import PLAYER_LOCK, note_locked
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
@@ -143,8 +143,7 @@ class Idempotency:
         )
         if self.runs_on_event_loop:
             return work()
-        answer: Answer = await run_sync(work)
-        return answer
+        return await in_command_thread(work)
 
     def run(
         self,

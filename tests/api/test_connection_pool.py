@@ -5,17 +5,17 @@ waits for a connection, and one that waits past the database timeout is a 503.""
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from anyio.to_thread import current_default_thread_limiter
 from litestar.testing import TestClient
 from sqlalchemy import Connection, Engine, event, text
 
 from api.app import create_app
 from api.db.database import Database
+from api.db.threads import in_command_thread
 from api.domain.tokens.service import Role
 from api.http.health import probe_turns
 from api.settings import Settings
@@ -162,12 +162,12 @@ def test_a_server_process_keeps_ten_connections_by_default(
     assert _pooled_places_beside_the_writer(Settings(database_url=database_url)) == 10
 
 
-async def _threads_at_once() -> tuple[float, int]:
-    """anyio's worker threads allowed, and the most executor jobs seen running at once."""
+def _most_at_once() -> tuple[Callable[[], None], Callable[[], int]]:
+    """A job that sleeps a little, and how many of its runs were ever running at once."""
     running = most = 0
     lock = threading.Lock()
 
-    def _job() -> None:
+    def job() -> None:
         nonlocal running, most
         with lock:
             running += 1
@@ -176,21 +176,32 @@ async def _threads_at_once() -> tuple[float, int]:
         with lock:
             running -= 1
 
+    return job, lambda: most
+
+
+async def _threads_at_once() -> tuple[int, int]:
+    """The most command-thread jobs and executor jobs seen running at once, eight of each
+    asked for together."""
     loop = asyncio.get_running_loop()
-    await asyncio.gather(*(loop.run_in_executor(None, _job) for _ in range(8)))
-    return current_default_thread_limiter().total_tokens, most
+    command_job, commands_most = _most_at_once()
+    route_job, routes_most = _most_at_once()
+    await asyncio.gather(
+        *(in_command_thread(command_job) for _ in range(8)),
+        *(loop.run_in_executor(None, route_job) for _ in range(8)),
+    )
+    return commands_most(), routes_most()
 
 
 def test_a_server_process_runs_no_more_threads_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
-    """Half for anyio's worker threads (the commands, token look-ups), half for the event
+    """Half for the command threads (the commands, token look-ups), half for the event
     loop's executor (Litestar's synchronous routes): past them, a request waits on the event
     loop for a thread, and no thread ever waits for a connection."""
     app = create_app(Settings(database_url=database_url, database_pool_size=5))
     with TestClient(app=app) as client:
-        anyio_threads, executor_threads = client.blocking_portal.call(_threads_at_once)
-    assert (anyio_threads, executor_threads) == (3, 2)
+        command_threads, executor_threads = client.blocking_portal.call(_threads_at_once)
+    assert (command_threads, executor_threads) == (3, 2)
 
 
 async def _probe_turns_of_this_loop() -> tuple[bool, float]:

@@ -14,13 +14,14 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from functools import partial
 
-from anyio.to_thread import run_sync
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.models import ApiToken
+from api.db.threads import in_command_thread
 from api.domain.tokens.throttle import FailureThrottle
 from api.errors import Forbidden, Throttled, Unauthenticated
 
@@ -204,10 +205,10 @@ class Authenticator:
             known = self.remembered(authorization)
             if known is not None:
                 return known
-            looked_up: Principal = await run_sync(self.principal, authorization)
+            looked_up = await in_command_thread(partial(self.principal, authorization))
         except Unauthenticated:
             if self._throttle.failed(address):
-                await run_sync(self._record_burst, address)
+                await in_command_thread(partial(self._record_burst, address))
             raise
         return looked_up
 
