@@ -40,10 +40,9 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _hops(callers: int) -> dict[str, Hop]:
+def _hops(callers: int, threads: ThreadPoolExecutor) -> dict[str, Hop]:
     """Each way of calling `_nothing`, with as many threads as callers, as the service sizes
     its command threads to the connections they may hold."""
-    threads = ThreadPoolExecutor(max_workers=callers)
     limiter = CapacityLimiter(callers)
 
     async def anyio_thread() -> None:
@@ -72,13 +71,14 @@ async def _cpu_per_call(hop: Hop, calls: int, callers: int) -> float:
 
 
 async def _measure(hops: int, callers: int, rounds: int) -> dict[str, Any]:
-    ways = _hops(callers)
-    per_round: dict[str, list[float | None]] = {name: [] for name in ways}
-    for hop in ways.values():  # warm-up: the threads started, the code paths run
-        await _cpu_per_call(hop, min(hops, 1_000), callers)
-    for _ in range(rounds):
-        for name, hop in ways.items():
-            per_round[name].append(await _cpu_per_call(hop, hops, callers))
+    with ThreadPoolExecutor(max_workers=callers) as threads:
+        ways = _hops(callers, threads)
+        per_round: dict[str, list[float | None]] = {name: [] for name in ways}
+        for hop in ways.values():  # warm-up: the threads started, the code paths run
+            await _cpu_per_call(hop, min(hops, 1_000), callers)
+        for _ in range(rounds):
+            for name, hop in ways.items():
+                per_round[name].append(await _cpu_per_call(hop, hops, callers))
     medians = {name: stats.median(values, digits=2) for name, values in per_round.items()}
     return {
         "hops": hops,
@@ -91,6 +91,10 @@ async def _measure(hops: int, callers: int, rounds: int) -> dict[str, Any]:
 
 
 def measure(hops: int = 20_000, callers: int = 8, rounds: int = 3) -> dict[str, Any]:
+    """Each way's CPU per call, every round, and their medians; `hops` calls a way a round,
+    shared by `callers` tasks (at least one call each)."""
+    if hops < callers:
+        raise ValueError(f"{hops} hops cannot be shared by {callers} callers")
     return uvloop.run(_measure(hops, callers, rounds))
 
 
@@ -100,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--callers", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args(argv)
+    if options.hops < options.callers:
+        parser.error("--hops must be at least --callers: every caller makes a call")
     json.dump(measure(options.hops, options.callers, options.rounds), sys.stdout, indent=2)
     sys.stdout.write("\n")
 

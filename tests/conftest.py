@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 from sqlalchemy import Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
@@ -27,6 +28,12 @@ from api.db.database import Database
 from ledger.database import make_engine, normalize_url
 
 POSTGRES_URL_VARIABLE = "CASINO_WAR_TEST_POSTGRES_URL"
+
+# The suite's processes share the CPUs with each other and with the servers they start, so a
+# property test's example can take any time: a deadline would fail it for the host's load,
+# not for the code (hypothesis reports an example that passes when run again as flaky).
+hypothesis_settings.register_profile("casino-war", deadline=None)
+hypothesis_settings.load_profile("casino-war")
 
 
 class _TemplateDatabases:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.conftest import free_port
+from tests.ports import free_port
 
 SCRIPT = Path(__file__).resolve().parent.parent / "docs" / "quickstart.sh"
 

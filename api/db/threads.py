@@ -5,16 +5,18 @@ Two kinds of thread take the pool's connections, one at a time each: the command
 (every command's unit of work, as `api.http.idempotency` runs it, except on SQLite served by
 one process, where it runs on the event loop; the token look-ups) and the event loop's
 default executor (Litestar's synchronous routes: the reads, reports, statements, history).
-Left to their defaults together they would outnumber the pool, and a thread past it blocks on
-the pool, up to the database timeout; a few slow reports could then take every connection
-from the commands. Split half and half, at most as many threads as connections run at once,
-so past them a request waits on the event loop for a thread, which costs nothing, and slow
-reads can take at most their half of the pool.
+Left to the libraries' defaults (40 anyio worker threads, min(32, CPUs + 4) in the executor)
+together they would outnumber the pool, and a thread past it blocks on the pool, up to the
+database timeout; a few slow reports could then take every connection from the commands.
+Split half and half, at most as many threads as connections run at once, so past them a
+request waits on the event loop for a thread, which costs nothing, and slow reads can take
+at most their half of the pool.
 
 The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
-through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 61-64 µs of
-CPU, through `loop.run_in_executor` 23-24 µs (docs/performance.md, "The hop to a command
-thread"), and a PostgreSQL hand makes one or two.
+through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 56 µs of
+CPU, through `loop.run_in_executor` 25 µs (`benchmarks.thread_hop`; docs/performance.md,
+"The hop to a command thread"), and a PostgreSQL hand makes one or two. So code run there
+cannot call back into the loop with `anyio.from_thread`; none does.
 """
 
 import asyncio
@@ -26,8 +28,6 @@ from functools import partial
 from typing import TypeVar
 
 from anyio.lowlevel import RunVar
-
-from ledger.database import POOL_SIZE
 
 T = TypeVar("T")
 
@@ -50,20 +50,21 @@ def share_connections_between_threads(pool_size: int) -> None:
 
 
 def stop_command_threads() -> None:
-    """Let this event loop's command threads end once their work is done; at shutdown."""
+    """At shutdown: this event loop's command threads take no more work and end. By then
+    uvicorn has waited for every request in flight (the service sets no graceful-shutdown
+    timeout), so no unit of work is left running."""
     with suppress(LookupError):
         _COMMAND_THREADS.get().shutdown(wait=False)
 
 
 async def in_command_thread(work: Callable[[], T]) -> T:
     """`work()` in one of this event loop's command threads, with the caller's context
-    variables, as Litestar runs its synchronous routes. A loop that did not start as the
-    server starts (a test's own) gets the default pool's share."""
+    variables, as Litestar runs its synchronous routes. On a loop that did not start as the
+    server starts (a test's own), in the loop's default executor."""
     try:
-        threads = _COMMAND_THREADS.get()
+        threads: ThreadPoolExecutor | None = _COMMAND_THREADS.get()
     except LookupError:
-        threads = _executor(thread_shares(POOL_SIZE)[0], "casino-war-command")
-        _COMMAND_THREADS.set(threads)
+        threads = None
     context = contextvars.copy_context()
     return await asyncio.get_running_loop().run_in_executor(threads, partial(context.run, work))
 

@@ -3,7 +3,6 @@
 import itertools
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from api.app import create_app
 from api.db.database import Database
 from api.domain.tokens.service import Role, issue_token
 from api.settings import Settings
+from tests.ports import free_port
 
 _keys = itertools.count()
 
@@ -188,13 +188,6 @@ def _is_live_worker(pid: int) -> bool:
     except OSError:  # gone meanwhile
         return False
     return b"spawn_main" in command and state != "Z"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture

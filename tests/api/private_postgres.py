@@ -11,17 +11,12 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
+from tests.ports import free_port
+
 
 def _binaries() -> Path | None:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
     return Path(found[-1]).parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class PrivatePostgres:
@@ -29,7 +24,7 @@ class PrivatePostgres:
 
     def __init__(self) -> None:
         self.binaries = _binaries()
-        self.port = _free_port()
+        self.port = free_port()
         self.folder = Path(tempfile.mkdtemp(prefix="casino-war-pg-"))
         self.data = self.folder / "data"
 

@@ -18,7 +18,7 @@ from litestar.testing import TestClient
 from sqlalchemy.engine import make_url
 
 from api.version import SOFTWARE_VERSION
-from tests.api.conftest import free_port
+from tests.ports import free_port
 
 CLI = [sys.executable, "-m", "api.cli"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from tests.api.conftest import free_port
+from tests.ports import free_port
 from tests.web.browser import CHROMIUM_FLAGS, chromium
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
