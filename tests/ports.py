@@ -8,6 +8,7 @@ block's first port bound for as long as it runs, and picks its servers' ports am
 block's others, each checked free when picked.
 """
 
+import functools
 import random
 import socket
 
@@ -27,8 +28,9 @@ def _bound(port: int) -> socket.socket | None:
     return probe
 
 
-def _claim_block() -> tuple[socket.socket, range]:
-    """The first block whose first port this process could bind, kept bound as its claim."""
+def claim_block() -> tuple[socket.socket, range]:
+    """A block whose first port this process could bind, kept bound as its claim (the
+    socket), and the block's other ports."""
     for block in random.sample(range(_BLOCKS), _BLOCKS):
         start = _FIRST_BLOCK + block * _BLOCK
         claim = _bound(start)
@@ -37,19 +39,20 @@ def _claim_block() -> tuple[socket.socket, range]:
     raise RuntimeError(f"no block of {_BLOCK} loopback ports from {_FIRST_BLOCK} is free")
 
 
-_claim: socket.socket | None = None
-_ports = range(0)
+@functools.cache
+def own_block() -> tuple[socket.socket, range]:
+    """This process's block, claimed on first use; the cache keeps its claim open, and so the
+    block this process's own, until the process ends."""
+    return claim_block()
 
 
 def free_port() -> int:
     """A port of this process's block that nothing holds now; the server to be started on
     it is the only one in the suite that can bind it."""
-    global _claim, _ports
-    if _claim is None:
-        _claim, _ports = _claim_block()
-    for port in random.sample(_ports, len(_ports)):
+    _, ports = own_block()
+    for port in random.sample(ports, len(ports)):
         probe = _bound(port)
         if probe is not None:
             probe.close()
             return port
-    raise RuntimeError(f"every port of {_ports} is in use")
+    raise RuntimeError(f"every port of {ports} is in use")

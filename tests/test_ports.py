@@ -2,12 +2,12 @@
 
 import socket
 
-from tests import ports
+from tests.ports import claim_block, free_port, own_block
 
 
 def test_a_block_claimed_by_one_process_is_not_claimed_again_while_it_holds_it() -> None:
-    first_claim, first = ports._claim_block()
-    second_claim, second = ports._claim_block()
+    first_claim, first = claim_block()
+    second_claim, second = claim_block()
     try:
         assert set(first).isdisjoint(second)
     finally:
@@ -16,7 +16,7 @@ def test_a_block_claimed_by_one_process_is_not_claimed_again_while_it_holds_it()
 
 
 def test_a_free_port_is_one_of_this_process_block_and_can_be_bound() -> None:
-    port = ports.free_port()
-    assert port in ports._ports
+    port = free_port()
+    assert port in own_block()[1]
     with socket.socket() as server:
         server.bind(("127.0.0.1", port))
