@@ -104,9 +104,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--callers", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     options = parser.parse_args(argv)
-    if options.hops < options.callers:
-        parser.error("--hops must be at least --callers: every caller makes a call")
-    json.dump(measure(options.hops, options.callers, options.rounds), sys.stdout, indent=2)
+    try:
+        result = measure(options.hops, options.callers, options.rounds)
+    except ValueError as refused:
+        parser.error(str(refused))
+    json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 
