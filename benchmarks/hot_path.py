@@ -2,11 +2,11 @@
 
 Two `casino-war serve` processes, each on a fresh database of the same kind, one with
 `CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint, and
-the prototypes of `benchmarks.lean_hand` (SQLite) and `benchmarks.bare_hand` (both
-databases; on PostgreSQL also `--combined`), are loaded in turn, round after round, by the
-same closed loop as the main benchmark (`benchmarks.http_load`): the server's CPU per hand
-of each, and their ratios, measured minutes apart on the same host, so the host's other
-tenants weigh on all of them alike.
+the prototypes (`_PROTOTYPES`: `benchmarks.lean_hand` and the shapes of `benchmarks.bare_hand`,
+one of them on a SQLite database without the indexes only readers need) are loaded in turn,
+round after round, by the same closed loop as the main benchmark (`benchmarks.http_load`):
+the server's CPU per hand of each, and their ratios, measured minutes apart on the same host,
+so the host's other tenants weigh on all of them alike.
 """
 
 import argparse
@@ -14,12 +14,14 @@ import json
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers, stats
+from sqlalchemy.engine import make_url
+
+from benchmarks import bare_hand, cpu, http_load, lean_hand, scratch, servers, sqlite_floor, stats
 from benchmarks.plan import FULL, Plan
 
 _VARIANTS = {"hot_path": "true", "framework": "false"}
@@ -47,13 +49,30 @@ def _launched(
 
 
 Serving = Callable[[str, int], AbstractContextManager[servers.Server]]
-_PROTOTYPES: dict[str, tuple[Serving, tuple[str, ...]]] = {
-    # name: how it is served (database URL, worker processes), and on which databases
-    "prototype": (lambda url, _workers: lean_hand.serving(url), ("sqlite",)),
-    "bare": (bare_hand.serving, ("sqlite", "postgresql")),
-    "combined": (partial(bare_hand.serving, combined=True), ("postgresql",)),
-    "grouped": (partial(bare_hand.serving, grouped=True), ("sqlite",)),
-    "optimistic": (partial(bare_hand.serving, optimistic=True), ("postgresql",)),
+
+
+@dataclass(frozen=True, slots=True)
+class Prototype:
+    """A prototype of the hand path, as `measure` loads it beside the service."""
+
+    serving: Serving
+    """How it is served: (database URL, worker processes)."""
+    databases: tuple[str, ...]
+    dropped_indexes: tuple[str, ...] = ()
+    """SQLite indexes dropped from its database once the service has set it up."""
+
+
+_PROTOTYPES: dict[str, Prototype] = {
+    "prototype": Prototype(lambda url, _workers: lean_hand.serving(url), ("sqlite",)),
+    "bare": Prototype(bare_hand.serving, ("sqlite", "postgresql")),
+    "combined": Prototype(partial(bare_hand.serving, combined=True), ("postgresql",)),
+    "grouped": Prototype(partial(bare_hand.serving, grouped=True), ("sqlite",)),
+    "unindexed": Prototype(
+        partial(bare_hand.serving, grouped=True),
+        ("sqlite",),
+        dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES,
+    ),
+    "optimistic": Prototype(partial(bare_hand.serving, optimistic=True), ("postgresql",)),
 }
 
 
@@ -68,8 +87,10 @@ def _prototype(
     """A prototype on a database the service set up for it."""
     url = stack.enter_context(scratch.scratch_database(database, postgres, name))
     service = lean_hand.prepared(url, plan)
-    serving, _ = _PROTOTYPES[name]
-    server = stack.enter_context(serving(url, workers))
+    prototype = _PROTOTYPES[name]
+    if prototype.dropped_indexes:
+        sqlite_floor.drop_indexes(Path(make_url(url).database or ""), prototype.dropped_indexes)
+    server = stack.enter_context(prototype.serving(url, workers))
     return replace(service, base_url=server.base_url), server
 
 
@@ -96,8 +117,8 @@ def measure(
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
             server = _launched(stack, url, workers, hot, checkout)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
-        for name, (_, databases) in _PROTOTYPES.items():
-            if database in databases:
+        for name, prototype in _PROTOTYPES.items():
+            if database in prototype.databases:
                 services[name] = _prototype(stack, plan, name, database, postgres, workers)
         names = (*services, "noop")
         per_round: dict[str, list[float | None]] = {name: [] for name in names}
@@ -144,6 +165,7 @@ def measure(
         "bare_vs_noop": stats.ratio(medians.get("bare"), medians["noop"]),
         "combined_vs_noop": stats.ratio(medians.get("combined"), medians["noop"]),
         "grouped_vs_noop": stats.ratio(medians.get("grouped"), medians["noop"]),
+        "unindexed_vs_noop": stats.ratio(medians.get("unindexed"), medians["noop"]),
         "optimistic_vs_noop": stats.ratio(medians.get("optimistic"), medians["noop"]),
     }
 

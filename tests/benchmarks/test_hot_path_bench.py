@@ -19,7 +19,7 @@ def test_each_variant_is_measured_every_round_with_its_ratios_and_rates(database
     result = measure(database, postgres, PLAN, rounds=2)
     variants = {"hot_path", "framework", "noop", "bare"}
     if database == "sqlite":
-        variants |= {"prototype", "grouped"}  # lean_hand; bare_hand --grouped
+        variants |= {"prototype", "grouped", "unindexed"}  # lean_hand; bare_hand --grouped
     else:
         variants |= {"combined", "optimistic"}  # bare_hand --combined, --optimistic
     assert set(result["server_cpu_ms"]) == variants
@@ -28,7 +28,7 @@ def test_each_variant_is_measured_every_round_with_its_ratios_and_rates(database
         assert result[ratio] is None or result[ratio] > 0
     assert result["bare_vs_noop"] > 0
     if database == "sqlite":
-        assert result["prototype_vs_noop"] > 0
+        assert result["prototype_vs_noop"] > 0 and result["unindexed_vs_noop"] > 0
     assert all(rate > 0 for rate in result["median_units_per_second"].values())
     if database == "postgresql":  # the database's CPU per hand beside the server's
         assert set(result["postgresql_cpu_ms"]) == variants - {"noop"}
