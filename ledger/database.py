@@ -55,8 +55,8 @@ def make_engine(
     them a checkout waits up to `pool_timeout` seconds for one to be returned. On
     PostgreSQL each of those is a server process forked, authenticated and ended: with
     SQLAlchemy's five and ten more, 8 clients on 2 workers opened a connection every ten
-    hands, and PostgreSQL spent 24% more CPU a hand (docs/performance.md, "The pool's
-    size"). The service's own engine therefore has no overflow (`api.db.database`).
+    hands, and PostgreSQL spent 24% more CPU a hand (docs/performance-log.md, "The
+    pool's size"). The service's own engine therefore has no overflow (`api.db.database`).
     """
     url = normalize_url(url)
     # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them
@@ -89,7 +89,7 @@ def _ping_after_idle(engine: Engine, idle_seconds: float) -> None:
     out; one found lost replaces every connection pooled before it.
 
     SQLAlchemy's pre-ping pings at every checkout: a round trip per unit of work, one of the
-    fifteen a PostgreSQL hand made (docs/performance.md, "PostgreSQL's round trips"). The
+    fifteen a PostgreSQL hand made (docs/performance-log.md, "PostgreSQL's round trips"). The
     trade: a connection back at work within the second is not pinged, so after a restart
     that quick the first unit of work on each process fails (a 503, the client retries with
     its key) where pre-ping would have replaced the connection unseen; SQLAlchemy then
@@ -154,7 +154,7 @@ def _begin_on_driver(connection: Connection, statement: str) -> None:
 
     Every unit of work begins here, and `exec_driver_sql` costs a unit of work about
     25 µs of execution context for a statement that SQLite runs in one or two
-    (docs/performance.md). What its failure must be is kept: wrapped in SQLAlchemy's
+    (docs/performance-log.md). What its failure must be is kept: wrapped in SQLAlchemy's
     exception family (so that a locked database is a 503), and the connection invalidated
     where the error says it is gone (so that `SqliteWriter` opens another). What is not:
     `handle_error` listeners (there are none), the statement echoed when `echo` is on, and

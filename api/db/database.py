@@ -83,8 +83,8 @@ class Database:
         connection when the connection rolls back (and sends DEALLOCATE ALL). Reads ended
         by rollback, a token checked again once a second among them, had PostgreSQL plan
         each of a hand's statements once in every six to ten runs instead of once per
-        connection (docs/performance.md, "PostgreSQL's prepared statements and the chain
-        head's plan"). A read refused on the way (an unknown token, a hand not found) ends
+        connection (docs/performance-log.md, "PostgreSQL's prepared statements and the
+        chain head's plan"). A read refused on the way (an unknown token, a hand not found) ends
         by COMMIT too: any client could otherwise wipe a pooled connection's statements at
         will. Only a read the database failed rolls back, as it must."""
         with self.readers() as session:
@@ -123,7 +123,7 @@ class SqliteWriter:
     writer sleeps on long after the lock is free: a slow tail. Since they take turns
     anyway, they share one connection and one `Session` on it: a unit of work then skips
     the pool's checkout and reset, about 80 µs each, 4% of a hand's instructions on the hot
-    path (docs/performance.md), and the connection's page cache stays warm. Reads keep
+    path (docs/performance-log.md), and the connection's page cache stays warm. Reads keep
     their own pooled connections, which never wait for the writer.
     """
 
@@ -152,7 +152,7 @@ class SqliteWriter:
     def _session_on_connection(self) -> Session:
         """The kept connection's one `Session`, both opened anew if there is none or the
         last connection was lost. A `Session` is reusable once closed: keeping it saves a
-        unit of work building one, about 15 µs (docs/performance.md)."""
+        unit of work building one, about 15 µs (docs/performance-log.md)."""
         connection = self._connection
         if connection is None or connection.invalidated or connection.closed:
             if connection is not None:

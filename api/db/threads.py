@@ -14,7 +14,7 @@ at most their half of the pool.
 
 The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
 through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 56 µs of
-CPU, through `loop.run_in_executor` 25 µs (`benchmarks.thread_hop`; docs/performance.md,
+CPU, through `loop.run_in_executor` 25 µs (`benchmarks.thread_hop`; docs/performance-log.md,
 "The hop to a command thread"), and a PostgreSQL hand makes one or two. So code run there
 cannot call back into the loop with `anyio.from_thread`; none does.
 """
