@@ -970,7 +970,8 @@ def _cache_long_statements() -> None:
     run in Python) only for statements of at most 50 parameters and 4,096 bytes
     (`psycopg._queries`); the combined writes (`_write_all`) have about a hundred, and it
     would convert them again on every execution, 14-19% of the prototype's CPU a hand
-    (docs/performance.md). Their shapes are few, so this process caches them too. The
+    (docs/performance-log.md, "psycopg converts a statement of more than 50 parameters on
+    every run"). Their shapes are few, so this process caches them too. The
     service's statements are all under those limits."""
     psycopg_queries.MAX_CACHED_STATEMENT_PARAMS = 1_000
     psycopg_queries.MAX_CACHED_STATEMENT_LENGTH = 65_536

@@ -58,8 +58,13 @@ class Prototype:
     serving: Serving
     """How it is served: (database URL, worker processes)."""
     databases: tuple[str, ...]
+    """The databases it is loaded on: "sqlite", "postgresql"."""
     dropped_indexes: tuple[str, ...] = ()
     """SQLite indexes dropped from its database once the service has set it up."""
+
+    def __post_init__(self) -> None:
+        if self.dropped_indexes and self.databases != ("sqlite",):
+            raise ValueError("indexes are dropped from a SQLite database only")
 
 
 _PROTOTYPES: dict[str, Prototype] = {

@@ -1,8 +1,8 @@
 """Instructions per hand of a real server against a do-nothing request, counted by valgrind:
 `python -m benchmarks.server_instructions [--small N] [--large N] [--servers NAME ...]`.
 
-The server's CPU per hand moves by a third from one minute to the next on this shared host
-(docs/performance.md); the instructions it executes do not. Each server is run under
+The server's CPU per hand moves by a fifth to a third from one minute to the next on this
+shared host (docs/performance-log.md); the instructions it executes do not. Each server is run under
 `valgrind --tool=callgrind` twice and loaded by the benchmark's own closed loop (8 clients,
 `benchmarks.http_load`) until it has settled `small` units, then, in the second run, `large`
 units: the difference of the two counts over the difference in units is what one more unit

@@ -201,6 +201,9 @@ game rests on them (docs/performance.md, "What meeting the goals would take").""
 
 
 def drop_indexes(path: Path, names: Sequence[str]) -> None:
+    """Refuses a name that is not an index of the file, or is a constraint's own index
+    (which has no SQL and goes only with its constraint): only indexes that a reader, not a
+    rule, needs are weighed this way."""
     with closing(sqlite3.connect(path)) as connection:
         for name in names:
             found = connection.execute(

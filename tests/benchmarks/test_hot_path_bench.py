@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 
-from benchmarks import servers
-from benchmarks.hot_path import measure
+from benchmarks import bare_hand, servers
+from benchmarks.hot_path import Prototype, measure
 from benchmarks.plan import TINY
 from tests.benchmarks.postgres import postgres_server
 
@@ -44,3 +44,8 @@ def test_a_baseline_checkout_is_loaded_beside_the_others_with_its_ratios() -> No
     result = measure("sqlite", None, PLAN, rounds=1, baseline=servers.ROOT)
     assert len(result["server_cpu_ms"]["baseline"]) == 1
     assert result["hot_path_vs_baseline"] > 0 and result["baseline_vs_noop"] > 0
+
+
+def test_indexes_are_dropped_from_a_sqlite_prototype_only() -> None:
+    with pytest.raises(ValueError, match="SQLite"):
+        Prototype(bare_hand.serving, ("postgresql",), dropped_indexes=("ix_hands_table_id",))
