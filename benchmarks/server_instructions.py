@@ -2,12 +2,12 @@
 `python -m benchmarks.server_instructions [--small N] [--large N] [--servers NAME ...]`.
 
 The server's CPU per hand moves by a fifth to a third from one minute to the next on this
-shared host (docs/performance-log.md); the instructions it executes do not. Each server is run under
-`valgrind --tool=callgrind` twice and loaded by the benchmark's own closed loop (8 clients,
-`benchmarks.http_load`) until it has settled `small` units, then, in the second run, `large`
-units: the difference of the two counts over the difference in units is what one more unit
-costs the server, its start-up, migrations and the players' set-up cancelling out
-(`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
+shared host (docs/performance-log.md); the instructions it executes do not. Each server is
+run under `valgrind --tool=callgrind` twice and loaded by the benchmark's own closed loop (8
+clients, `benchmarks.http_load`) until it has settled `small` units, then, in the second
+run, `large` units: the difference of the two counts over the difference in units is what
+one more unit costs the server, its start-up, migrations and the players' set-up cancelling
+out (`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
 without it (`CASINO_WAR_HOT_PATH=false`), the prototypes of `benchmarks.lean_hand` and
 `benchmarks.bare_hand` (each on a database the service set up for it, outside the count),
 and the do-nothing endpoint (`--servers` picks some); SQLite, one process (PostgreSQL's own

@@ -84,9 +84,9 @@ class Database:
         by rollback, a token checked again once a second among them, had PostgreSQL plan
         each of a hand's statements once in every six to ten runs instead of once per
         connection (docs/performance-log.md, "PostgreSQL's prepared statements and the
-        chain head's plan"). A read refused on the way (an unknown token, a hand not found) ends
-        by COMMIT too: any client could otherwise wipe a pooled connection's statements at
-        will. Only a read the database failed rolls back, as it must."""
+        chain head's plan"). A read refused on the way (an unknown token, a hand not found)
+        ends by COMMIT too: any client could otherwise wipe a pooled connection's statements
+        at will. Only a read the database failed rolls back, as it must."""
         with self.readers() as session:
             try:
                 yield session

@@ -5,8 +5,8 @@ NEW.id`. How to compute that is the planner's choice, and on a database too new 
 autovacuum to have analyzed it (a new one, or one just restored), the planner aggregates
 every index entry of the chain. A connection keeps the trigger's plan, so from then on
 every posting read its whole chain, the chain growing with each posting, until the
-table's statistics next changed (docs/performance-log.md, "PostgreSQL's prepared statements and
-the chain head's plan"). Asked for `ORDER BY seq DESC LIMIT 1`, the planner of the same
+table's statistics next changed (docs/performance-log.md, "PostgreSQL's prepared statements
+and the chain head's plan"). Asked for `ORDER BY seq DESC LIMIT 1`, the planner of the same
 unanalyzed database reads the (chain, seq) index backward from the chain's end, one entry
 (`tests/ledger/test_ledger_chains.py` holds it to that). The rule itself is unchanged: a
 head only moves forward, to the newest transaction of its own chain, with that
