@@ -64,7 +64,7 @@ from casino.version import ENGINE_VERSION, rules_hash
 from ledger.batch import INT64_MAX, INT64_MIN
 from ledger.chain import request_fingerprint, transaction_hash
 from ledger.chains import next_seq
-from ledger.database import make_engine
+from ledger.database import json_text, make_engine
 
 _TOKEN = "SELECT id, player_id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL"
 _RECORD = (
@@ -613,7 +613,7 @@ class BareHands:
             _SETTLE_HAND,
             (
                 action.value, token_id, hand.raise_amount, hand.total_staked,
-                json.dumps(list(war.burned)) if war else None,
+                json_text(list(war.burned)) if war else None,
                 war.player_card if war else None, war.dealer_card if war else None,
                 hand.status.value, settled[0], settled[1], settled[2], settled[3],
                 db.time(posted_at), hand_id,
@@ -649,7 +649,7 @@ class BareHands:
         if table_id not in self._tables:
             row = self.db.run(_RULES, (table_id,)).fetchone()
             rules = None if row is None else TableRules.from_dict(json.loads(row[0]))
-            stored = None if rules is None else json.dumps(rules.as_dict())
+            stored = None if rules is None else json_text(rules.as_dict())
             self._tables[table_id] = (
                 None if rules is None or stored is None else Table(rules, stored, rules_hash(rules))
             )
@@ -743,7 +743,7 @@ def _linked(
             kind=kind, reference=batch.reference, metadata=metadata, legs=legs
         )
         row = (seq, books.chain, kind, batch.reference, key, fingerprinted)
-        rows.append((*row, json.dumps(metadata), stored_at, prev_hash, digest))
+        rows.append((*row, json_text(metadata), stored_at, prev_hash, digest))
         prev_hash = digest
     return rows, (seq, prev_hash)
 

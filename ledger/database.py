@@ -6,6 +6,7 @@ import sqlite3
 import time
 from typing import Any
 
+import msgspec
 from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, InvalidatePoolError
@@ -59,6 +60,7 @@ def make_engine(
     pool's size"). The service's own engine therefore has no overflow (`api.db.database`).
     """
     url = normalize_url(url)
+    kwargs.setdefault("json_serializer", json_text)
     # Statement parameters carry secrets (unrevealed server seeds, token hashes): keep them
     # out of every error message, and so out of every log line.
     kwargs.setdefault("hide_parameters", True)
@@ -82,6 +84,14 @@ def make_engine(
     engine = create_engine(url, **kwargs)
     _ping_after_idle(engine, ping_after_idle_seconds)
     return engine
+
+
+def json_text(value: Any) -> str:
+    """A JSON column's text. Every hand writes three (its rules, its postings' metadata, its
+    Idempotency-Key's answer), and msgspec encodes them in a fifth of the time `json.dumps`
+    takes. What is stored is only ever read back as JSON: the hash chain hashes its own
+    canonical encoding (`ledger.chain`), never this text."""
+    return msgspec.json.encode(value).decode()
 
 
 def _ping_after_idle(engine: Engine, idle_seconds: float) -> None:

@@ -3,16 +3,20 @@ PostgreSQL pool's ping of idle connections."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from ledger.database import make_engine, normalize_url
+from ledger.database import json_text, make_engine, normalize_url
 from ledger.driver import Sql, driver_of
 
 
@@ -28,6 +32,18 @@ from ledger.driver import Sql, driver_of
 )
 def test_normalize_url_pins_postgresql_to_psycopg_and_keeps_sqlite(url: str, expected: str) -> None:
     assert normalize_url(url) == expected
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_JSON_VALUES)
+def test_a_json_columns_text_reads_back_as_the_value_written(value: Any) -> None:
+    assert json.loads(json_text(value)) == value
 
 
 def test_sqlite_engine_uses_wal_foreign_keys_busy_timeout_and_begin_immediate(
