@@ -13,7 +13,8 @@ written here reads back exactly like any other.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -131,7 +132,11 @@ class Driver:
 
 def driver_of(session: Session) -> Driver:
     """The driver of the session's current transaction, made once per transaction: asking
-    the session for its connection costs more than most statements the driver then runs."""
+    the session for its connection costs more than most statements the driver then runs.
+    Inside `driving`, the driver it set."""
+    pinned = session.info.get(_PINNED)
+    if pinned is not None:
+        return cast(Driver, pinned)
     transaction = session.get_transaction()
     made = session.info.get(_DRIVER)
     if made is not None and made[0] is transaction:
@@ -142,3 +147,20 @@ def driver_of(session: Session) -> Driver:
 
 
 _DRIVER = "ledger.driver"
+_PINNED = "ledger.driver.pinned"
+
+
+@contextmanager
+def driving(session: Session, connection: Connection) -> Iterator[Driver]:
+    """A driver on `connection`, which `driver_of(session)` returns throughout the block.
+
+    For a unit of work whose transaction runs on the connection itself, with the session
+    bound to it and joining that transaction only if ORM code asks it for anything: the
+    session then never has to begin a transaction of its own just to hand out the
+    connection (`api.db.database.SqliteWriter`)."""
+    driver = Driver(connection)
+    session.info[_PINNED] = driver
+    try:
+        yield driver
+    finally:
+        del session.info[_PINNED]

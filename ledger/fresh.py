@@ -102,7 +102,7 @@ class AccountBook:
         """The rows of the accounts `specs` describe, opening those not open yet
         (`posting.open_account`: race-safe); an open account unlike its spec is refused."""
         codes = [spec.code for spec in specs]
-        committed_only = session.info.get(_OPENED_IN) is not session.get_transaction()
+        committed_only = session.info.get(_OPENED_IN, _NEVER) is not session.get_transaction()
         rows = self.find(driver, codes, remember=committed_only)
         if len(rows) < len(specs):
             for spec in specs:
@@ -118,6 +118,9 @@ class AccountBook:
 
 _OPENED_IN = "ledger.fresh.opened_in"
 """`session.info` key: the transaction in which `AccountBook.opening` last opened accounts."""
+_NEVER = object()
+"""No transaction: a session that has never opened accounts, which may not be in one yet
+(`ledger.driver.driving`)."""
 _BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :code")
 
 

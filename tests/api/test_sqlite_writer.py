@@ -1,11 +1,18 @@
 """SQLite's writes in one process take turns on one kept connection; PostgreSQL's do not."""
 
+from datetime import UTC, datetime
+
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from api.db.database import Database
 from api.db.models import Player
+from ledger.driver import Sql, driver_of
+
+_INSERT_PLAYER = Sql.of(
+    "INSERT INTO players (display_name, created_at) VALUES (:name, '2026-11-26 06:00:00')"
+)
 
 
 def _driver_connection(database: Database) -> object:
@@ -45,6 +52,14 @@ def _refuse_after_a_write(database: Database) -> None:
             text("INSERT INTO players (display_name, created_at) VALUES ('Bo', '2026-11-25')")
         )
         raise RuntimeError("refused after a write")
+
+
+def _refuse_after_orm_changes(database: Database) -> None:
+    with database.transaction() as session:
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "Ada"})
+        session.add(Player(display_name="Bo", created_at=datetime(2026, 11, 26, tzinfo=UTC)))
+        session.flush()
+        raise RuntimeError("refused after ORM changes")
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -91,6 +106,34 @@ def test_a_unit_of_work_starts_with_nothing_the_one_before_loaded(database: Data
         assert len(session.identity_map) == 1
     with database.transaction() as session:
         assert len(session.identity_map) == 0
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_unit_of_work_on_the_driver_never_begins_the_sessions_own_transaction(
+    database: Database,
+) -> None:
+    with database.transaction() as session:
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "Ada"})
+        assert session.get_transaction() is None
+    assert _count_players(database) == 1
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_orm_changes_and_driver_statements_share_the_writers_transaction(
+    database: Database,
+) -> None:
+    with database.transaction() as session:
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "Ada"})
+        session.add(Player(display_name="Bo", created_at=datetime(2026, 11, 26, tzinfo=UTC)))
+    assert _count_players(database) == 2
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_a_unit_of_work_that_raises_after_orm_changes_writes_nothing(database: Database) -> None:
+    with pytest.raises(RuntimeError):
+        _refuse_after_orm_changes(database)
+    assert _count_players(database) == 0
+    _assert_the_next_unit_of_work_commits(database)
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
