@@ -18,7 +18,6 @@ from ledger.driver import driving
 @dataclass(frozen=True, slots=True)
 class Database:
     engine: Engine
-    sessions: sessionmaker[Session]
     readers: sessionmaker[Session]
     sqlite_writer: "SqliteWriter | None"
     prober: Engine
@@ -55,7 +54,6 @@ class Database:
         prober = make_engine(url, poolclass=NullPool, **_timeouts(url, timeout_seconds))
         return cls(
             engine=engine,
-            sessions=sessionmaker(engine, expire_on_commit=False),
             readers=sessionmaker(reader_engine, expire_on_commit=False),
             sqlite_writer=SqliteWriter(engine) if is_sqlite else None,
             prober=prober.execution_options(sqlite_begin="DEFERRED"),
@@ -67,12 +65,18 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        """A unit of work: committed if the block returns, rolled back if it raises."""
+        """A unit of work: committed if the block returns, rolled back if it raises.
+
+        On SQLite it runs on the writer's kept connection (`SqliteWriter`), on PostgreSQL
+        on one from the pool; either way as `_unit_of_work` runs it."""
         if self.sqlite_writer is not None:
             with self.sqlite_writer.transaction() as session:
                 yield session
         else:
-            with self.sessions.begin() as session:
+            with (
+                self.engine.connect() as connection,
+                _unit_of_work(connection, _joining(connection)) as session,
+            ):
                 yield session
 
     @contextmanager
@@ -124,15 +128,8 @@ class SqliteWriter:
     writer sleeps on long after the lock is free: a slow tail. Since they take turns
     anyway, they share one connection and one `Session` on it: a unit of work then skips
     the pool's checkout and reset, about 80 µs each, 4% of a hand's instructions on the hot
-    path (docs/performance-log.md), and the connection's page cache stays warm.
-
-    The transaction is the connection's own, and the driver its statements run on is set
-    for the block (`ledger.driver.driving`). The `Session` joins it only when ORM code asks
-    it for something, and its pending changes are flushed before the COMMIT; the hand path,
-    which runs every statement on the driver, never asks, and so never pays for the
-    `Session`'s own begin, commit and connection look-up: about 17 µs of an empty unit of
-    work's 33 (docs/performance.md). Reads keep their own pooled connections, which never
-    wait for the writer.
+    path (docs/performance-log.md), and the connection's page cache stays warm. Reads
+    keep their own pooled connections, which never wait for the writer.
     """
 
     def __init__(self, engine: Engine) -> None:
@@ -145,12 +142,8 @@ class SqliteWriter:
     def transaction(self) -> Iterator[Session]:
         with self._turn:
             connection, session = self._kept()
-            try:
-                with connection.begin(), driving(session, connection):
-                    yield session
-                    session.flush()
-            finally:
-                session.close()  # what it loaded goes: the next unit of work starts empty
+            with _unit_of_work(connection, session):
+                yield session
 
     def close(self) -> None:
         with self._turn:
@@ -170,10 +163,32 @@ class SqliteWriter:
             connection = self._connection = self._engine.connect()
             self._session = None
         if self._session is None:
-            self._session = Session(
-                bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only"
-            )
+            self._session = _joining(connection)
         return connection, self._session
+
+
+def _joining(connection: Connection) -> Session:
+    """A `Session` that joins `connection`'s transaction without ever ending it: the unit of
+    work commits or rolls back."""
+    return Session(bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only")
+
+
+@contextmanager
+def _unit_of_work(connection: Connection, session: Session) -> Iterator[Session]:
+    """A transaction on `connection`, the driver its statements run on set for the block
+    (`ledger.driver.driving`), and `session` joining it only when ORM code asks it for
+    something; its pending changes are flushed before the COMMIT.
+
+    The hand path runs every statement on the driver, so it never asks, and never pays for
+    the `Session`'s own begin, commit and connection look-up: an empty unit of work cost
+    SQLite 19 µs of CPU instead of 33, PostgreSQL about 215 instead of 275, its round trips
+    included (docs/performance.md, "What was tried")."""
+    try:
+        with connection.begin(), driving(session, connection):
+            yield session
+            session.flush()
+    finally:
+        session.close()  # what it loaded goes: the next unit of work starts empty
 
 
 def _timeouts(url: str, seconds: float | None) -> dict[str, Any]:

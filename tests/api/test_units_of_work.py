@@ -1,4 +1,6 @@
-"""SQLite's writes in one process take turns on one kept connection; PostgreSQL's do not."""
+"""Units of work: SQLite's writes in one process take turns on one kept connection,
+PostgreSQL's do not; on both the transaction is the connection's, and the `Session` joins
+it only when ORM code asks it for something."""
 
 from datetime import UTC, datetime
 
@@ -108,7 +110,6 @@ def test_a_unit_of_work_starts_with_nothing_the_one_before_loaded(database: Data
         assert len(session.identity_map) == 0
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_unit_of_work_on_the_driver_never_begins_the_sessions_own_transaction(
     database: Database,
 ) -> None:
@@ -118,8 +119,7 @@ def test_a_unit_of_work_on_the_driver_never_begins_the_sessions_own_transaction(
     assert _count_players(database) == 1
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
-def test_orm_changes_and_driver_statements_share_the_writers_transaction(
+def test_orm_changes_and_driver_statements_share_the_unit_of_works_transaction(
     database: Database,
 ) -> None:
     with database.transaction() as session:
@@ -128,7 +128,6 @@ def test_orm_changes_and_driver_statements_share_the_writers_transaction(
     assert _count_players(database) == 2
 
 
-@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_unit_of_work_that_raises_after_orm_changes_writes_nothing(database: Database) -> None:
     with pytest.raises(RuntimeError):
         _refuse_after_orm_changes(database)
