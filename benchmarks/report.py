@@ -11,6 +11,7 @@ DATABASES = ("sqlite", "postgresql")
 CPU_PREFIX = "cpu_ms_per_unit."
 SERVER_CPU = CPU_PREFIX + "server"
 SERVING_CPU = CPU_PREFIX + "serving"  # the server's, plus PostgreSQL's where it runs apart
+LOAD_GENERATOR_CPU = CPU_PREFIX + "load_generator"
 COMPARISONS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le,
     "<": operator.lt,
@@ -86,14 +87,21 @@ def _pairs(document: dict[str, Any]) -> dict[str, tuple[Any, str, Any, str]]:
 
 def _history_ratios(document: dict[str, Any]) -> dict[str, dict[str, float | None]]:
     """A hand's CPU at the history point over its CPU at the same client count on the fresh
-    database: the serving side's (server and PostgreSQL), and the server's alone."""
+    database: the serving side's (server and PostgreSQL), the server's alone, and the load
+    generator's. The load generator sends and reads the same requests at any history, so
+    its ratio is how much the host itself moved between the two points, minutes apart: on
+    this shared host the serving side's ratio has followed it (docs/performance.md)."""
     clients = str(document["settings"]["history_clients"])
     result: dict[str, dict[str, float | None]] = {}
     for db in DATABASES:
         history = document.get("history", {}).get(db) or {}
         point = history.get("point") if history.get("available") else None
         fresh = document["http"].get(db)
-        for name, key in (("cpu", SERVING_CPU), ("server_cpu", SERVER_CPU)):
+        for name, key in (
+            ("cpu", SERVING_CPU),
+            ("server_cpu", SERVER_CPU),
+            ("load_generator_cpu", LOAD_GENERATOR_CPU),
+        ):
             result[f"{db}_{name}_per_hand_history_vs_fresh"] = {
                 clients: ratio(_point_value(point, key), _curve_value(fresh, clients, key))
             }
@@ -296,14 +304,17 @@ def _history_lines(document: dict[str, Any]) -> list[str]:
         if not history.get("available"):
             continue
         point = history["point"]
+        ratios = document["ratios"]
+        serving = ratios[f"{db}_cpu_per_hand_history_vs_fresh"].get(clients)
+        load_generator = ratios[f"{db}_load_generator_cpu_per_hand_history_vs_fresh"].get(clients)
         lines.append(
             f"history, {db}: {history['hands']:,} hands ({history['filled_hands']:,} filled "
             f"in-process at {_fmt(history['fill_hands_per_second'])} hands/s), {clients} "
             f"clients: {_fmt(point['hands_per_second'])} hands/s, p99 "
             f"{_fmt(point['latency_ms']['p99'])} ms, CPU per hand "
             f"{_fmt(_point_value(point, SERVING_CPU), 2)} ms, "
-            f"{_fmt(document['ratios'][f'{db}_cpu_per_hand_history_vs_fresh'].get(clients), 3)}"
-            "x the fresh database's"
+            f"{_fmt(serving, 3)}x the fresh database's (the load generator's own: "
+            f"{_fmt(load_generator, 3)}x)"
         )
     if lines and document["mode"] != "full":
         lines.append(

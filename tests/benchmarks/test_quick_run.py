@@ -47,6 +47,7 @@ RATIOS = {
             "server_cpu_per_deposit_vs_noop_request",
             "cpu_per_hand_history_vs_fresh",
             "server_cpu_per_hand_history_vs_fresh",
+            "load_generator_cpu_per_hand_history_vs_fresh",
         )
     ),
     "ledger_postings_vs_limit_tps_1_client",

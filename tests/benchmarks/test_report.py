@@ -78,6 +78,14 @@ def test_the_history_ratio_counts_the_databases_cpu_with_the_servers() -> None:
     assert document["ratios"]["sqlite_server_cpu_per_hand_history_vs_fresh"] == {"8": 1.0}
 
 
+def test_the_load_generators_own_history_ratio_shows_how_the_host_moved() -> None:
+    fresh = _point(500.0, 2.0, load_generator=1.0)
+    after_history = _point(450.0, 2.4, load_generator=1.2)
+    document = _document(fresh, after_history)
+    assert document["ratios"]["sqlite_server_cpu_per_hand_history_vs_fresh"] == {"8": 1.2}
+    assert document["ratios"]["sqlite_load_generator_cpu_per_hand_history_vs_fresh"] == {"8": 1.2}
+
+
 def test_a_goal_at_its_limit_is_met_and_one_beyond_it_is_not() -> None:
     at_limit = _document(_point(500.0, 2.0), _point(500.0, 2.2))
     beyond = _document(_point(499.0, 2.1), _point(500.0, 2.5))
