@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Engine, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, PendingRollbackError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
@@ -154,8 +154,7 @@ class SqliteWriter:
     def _kept(self) -> tuple[Connection, Session]:
         """The kept connection and its one `Session`, both opened anew if there is none or
         the last connection was lost. A `Session` is reusable once closed: keeping it saves
-        a unit of work building one, about 15 µs (docs/performance-log.md). It joins the
-        connection's transaction without ever ending it: the writer commits or rolls back."""
+        a unit of work building one, about 15 µs (docs/performance-log.md)."""
         connection = self._connection
         if connection is None or connection.invalidated or connection.closed:
             if connection is not None:
@@ -168,8 +167,8 @@ class SqliteWriter:
 
 
 def _joining(connection: Connection) -> Session:
-    """A `Session` that joins `connection`'s transaction without ever ending it: the unit of
-    work commits or rolls back."""
+    """A `Session` that joins `connection`'s transaction and never commits it: the unit of
+    work does. A rollback of the `Session` does roll it back (`_unit_of_work`)."""
     return Session(bind=connection, expire_on_commit=False, join_transaction_mode="rollback_only")
 
 
@@ -182,13 +181,29 @@ def _unit_of_work(connection: Connection, session: Session) -> Iterator[Session]
     The hand path runs every statement on the driver, so it never asks, and never pays for
     the `Session`'s own begin, commit and connection look-up: an empty unit of work cost
     SQLite 19 µs of CPU instead of 33, PostgreSQL about 215 instead of 275, its round trips
-    included (docs/performance.md, "What was tried")."""
+    included (docs/performance.md, "What was tried").
+
+    A `Session` rolled back inside the block (a `rollback()`, or a flush that failed outside
+    a savepoint) has rolled the connection's transaction back with it: the block is then
+    refused instead of returning as if it had committed."""
     try:
-        with connection.begin(), driving(session, connection):
+        with connection.begin() as transaction, driving(session, connection):
             yield session
             session.flush()
+            if not transaction.is_active:
+                raise PendingRollbackError("the unit of work was rolled back inside it")
     finally:
         session.close()  # what it loaded goes: the next unit of work starts empty
+
+
+@contextmanager
+def savepoint(session: Session) -> Iterator[None]:
+    """A savepoint that holds the driver's statements as well as the ORM's: a `Session`
+    sends its SAVEPOINT only once asked for its connection, and the driver never asks, so
+    without this the driver's writes in the block would not be taken back with it."""
+    with session.begin_nested():
+        session.connection()
+        yield
 
 
 def _timeouts(url: str, seconds: float | None) -> dict[str, Any]:

@@ -6,9 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, PendingRollbackError
+from sqlalchemy.orm import Session
 
-from api.db.database import Database
+from api.db.database import Database, savepoint
 from api.db.models import Player
 from ledger.driver import Sql, driver_of
 
@@ -62,6 +63,25 @@ def _refuse_after_orm_changes(database: Database) -> None:
         session.add(Player(display_name="Bo", created_at=datetime(2026, 11, 26, tzinfo=UTC)))
         session.flush()
         raise RuntimeError("refused after ORM changes")
+
+
+def _refuse_inside_a_savepoint(session: Session) -> None:
+    with savepoint(session):
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "taken back"})
+        raise RuntimeError("refused inside the savepoint")
+
+
+def _roll_the_session_back_after_a_write(database: Database) -> None:
+    with database.transaction() as session:
+        session.execute(text("SELECT 1"))  # the session joins the unit of work's transaction
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "Ada"})
+        session.rollback()
+
+
+def _player_names(database: Database) -> list[str]:
+    with database.reading() as session:
+        names = session.execute(text("SELECT display_name FROM players ORDER BY id")).scalars()
+        return list(names)
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -131,6 +151,23 @@ def test_orm_changes_and_driver_statements_share_the_unit_of_works_transaction(
 def test_a_unit_of_work_that_raises_after_orm_changes_writes_nothing(database: Database) -> None:
     with pytest.raises(RuntimeError):
         _refuse_after_orm_changes(database)
+    assert _count_players(database) == 0
+    _assert_the_next_unit_of_work_commits(database)
+
+
+def test_a_savepoint_takes_back_the_drivers_statements_too(database: Database) -> None:
+    with database.transaction() as session:
+        driver_of(session).execute(_INSERT_PLAYER, {"name": "kept"})
+        with pytest.raises(RuntimeError):
+            _refuse_inside_a_savepoint(session)
+    assert _player_names(database) == ["kept"]
+
+
+def test_a_unit_of_work_whose_session_rolled_back_is_refused_and_commits_nothing(
+    database: Database,
+) -> None:
+    with pytest.raises(PendingRollbackError):
+        _roll_the_session_back_after_a_write(database)
     assert _count_players(database) == 0
     _assert_the_next_unit_of_work_commits(database)
 

@@ -16,7 +16,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from api.db.database import Database
+from api.db.database import Database, savepoint
 from api.db.models import hands_table
 from api.domain.events.service import record_event
 from api.domain.hands.service import decide_hand
@@ -103,7 +103,7 @@ def _decide(
 ) -> ResolvedHand:
     # A savepoint: a refusal (the wallet short of the raise) leaves the hand as it was, for
     # the fallback to decide it in the same transaction.
-    with session.begin_nested():
+    with savepoint(session):
         hand = decide_hand(session, hand_id, action, player_id=None, decided_by="timeout")
         record_event(
             session,
