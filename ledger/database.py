@@ -12,6 +12,8 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, InvalidatePoolError
 from sqlalchemy.pool import ConnectionPoolEntry
 
+from ledger.driver import send_queued_writes_first
+
 SQLITE_BUSY_TIMEOUT_SECONDS = 60
 PING_AFTER_IDLE_SECONDS = 1.0
 POOL_SIZE = 10
@@ -49,7 +51,9 @@ def make_engine(
     is taken up front; a deferred BEGIN would let two transactions read, then both try to
     upgrade to a write lock, and one would get "database is locked" with no retry.
     PostgreSQL: a normal pool whose connections are pinged when they come out of it after
-    sitting idle (`_ping_after_idle`), so restarts of the server are survived.
+    sitting idle (`_ping_after_idle`), so restarts of the server are survived, and whose
+    statements keep their order with the writes the driver queues
+    (`ledger.driver.send_queued_writes_first`).
 
     The pool keeps up to `pool_size` connections, opened as they are first needed, and
     opens up to `max_overflow` more at a peak, each closed again when it is returned; past
@@ -83,6 +87,7 @@ def make_engine(
         return engine
     engine = create_engine(url, **kwargs)
     _ping_after_idle(engine, ping_after_idle_seconds)
+    send_queued_writes_first(engine)
     return engine
 
 

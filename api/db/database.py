@@ -187,11 +187,12 @@ def _unit_of_work(connection: Connection, session: Session) -> Iterator[Session]
     a savepoint) has rolled the connection's transaction back with it: the block is then
     refused instead of returning as if it had committed."""
     try:
-        with connection.begin() as transaction, driving(session, connection):
+        with connection.begin() as transaction, driving(session, connection) as driver:
             yield session
             session.flush()
             if not transaction.is_active:
                 raise PendingRollbackError("the unit of work was rolled back inside it")
+            driver.commit()  # on PostgreSQL with the writes still queued: one round trip
     finally:
         session.close()  # what it loaded goes: the next unit of work starts empty
 

@@ -1,6 +1,15 @@
-"""Statements for the driver (`ledger.driver`): one text, each dialect's spelling."""
+"""Statements for the driver (`ledger.driver`): one text, each dialect's spelling; writes
+sent when something must reach the server anyway, in order with everything else."""
 
-from ledger.driver import Sql
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import Connection, Engine, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ledger.driver import Driver, Sql, driver_of
 
 
 def test_named_parameters_become_pyformat_for_postgresql_and_stay_named_for_sqlite() -> None:
@@ -18,3 +27,124 @@ def test_rows_are_locked_on_postgresql_only() -> None:
 def test_casts_and_times_are_not_taken_for_parameters() -> None:
     statement = Sql.of("SELECT x::text, '12:30' FROM t WHERE id = :id")
     assert statement.postgresql == "SELECT x::text, '12:30' FROM t WHERE id = %(id)s"
+
+
+# Writes whose result nobody reads: on PostgreSQL queued until something must reach the
+# server, and sent with it; on SQLite run at once. Either way nothing can tell.
+
+_INSERT = Sql.of("INSERT INTO probe (name) VALUES (:name)")
+_NAMES = Sql.of("SELECT name FROM probe ORDER BY name")
+
+
+@pytest.fixture
+def probe(engine: Engine) -> Engine:
+    """`engine` with a table `probe` of unique names."""
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE probe (name VARCHAR(20) PRIMARY KEY)"))
+    return engine
+
+
+def _names(engine: Engine) -> list[str]:
+    with engine.connect() as connection:
+        return list(connection.execute(text("SELECT name FROM probe ORDER BY name")).scalars())
+
+
+def test_a_write_is_seen_by_the_next_read_of_its_transaction(probe: Engine) -> None:
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "ada"})
+        assert driver.all(_NAMES, {}) == [("ada",)]
+
+
+def test_a_write_is_seen_by_a_statement_of_sqlalchemys_in_its_transaction(
+    probe: Engine,
+) -> None:
+    with probe.begin() as connection:
+        Driver(connection).execute(_INSERT, {"name": "ada"})
+        assert connection.execute(text("SELECT count(*) FROM probe")).scalar_one() == 1
+
+
+def test_a_write_is_committed_by_a_commit_of_sqlalchemys(probe: Engine) -> None:
+    with Session(probe) as session:
+        driver_of(session).execute(_INSERT, {"name": "ada"})
+        session.commit()
+    assert _names(probe) == ["ada"]
+
+
+def test_a_write_is_committed_by_the_drivers_commit_before_sqlalchemys(probe: Engine) -> None:
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "ada"})
+        driver.commit()
+    assert _names(probe) == ["ada"]
+
+
+def test_a_write_rolled_back_never_reaches_a_later_transaction_on_its_connection(
+    probe: Engine,
+) -> None:
+    with probe.connect() as connection:
+        with connection.begin() as rolled_back:
+            Driver(connection).execute(_INSERT, {"name": "dropped"})
+            rolled_back.rollback()
+        with connection.begin():
+            connection.execute(text("SELECT 1"))  # would send whatever was still queued
+            Driver(connection).execute(_INSERT, {"name": "kept"})
+    assert _names(probe) == ["kept"]
+
+
+def test_a_write_taken_back_by_a_savepoint_stays_taken_back(probe: Engine) -> None:
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "kept"})
+        savepoint = connection.begin_nested()
+        driver.execute(_INSERT, {"name": "taken back"})
+        savepoint.rollback()
+    assert _names(probe) == ["kept"]
+
+
+def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothing(
+    probe: Engine,
+) -> None:
+    with pytest.raises(IntegrityError):
+        _insert_twice_and_commit(probe, "ada")
+    assert _names(probe) == []
+
+
+def _insert_twice_and_commit(engine: Engine, name: str) -> None:
+    with engine.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": name})
+        driver.execute(_INSERT, {"name": name})
+        driver.commit()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
+    probe: Engine,
+) -> None:
+    with probe.begin() as connection:
+        sent = _recording(connection)
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "ada"})
+        driver.execute(_INSERT, {"name": "bo"})
+        assert sent == []
+        driver.first(_NAMES, {})
+        driver.execute(_INSERT, {"name": "cy"})
+        driver.commit()
+    assert [pipelined for _, pipelined in sent] == [True, True, True, True]
+    assert _names(probe) == ["ada", "bo", "cy"]
+
+
+def _recording(connection: Connection) -> list[tuple[str, bool]]:
+    """Each statement the connection's cursors send from now on, and whether it went in
+    a pipeline (one round trip with the others)."""
+    sent: list[tuple[str, bool]] = []
+
+    class Recording(psycopg.Cursor[Any]):
+        def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+            pipelined = self.connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF
+            sent.append((str(query), pipelined))
+            return super().execute(query, *args, **kwargs)
+
+    connection.connection.driver_connection.cursor_factory = Recording  # type: ignore[union-attr]
+    return sent

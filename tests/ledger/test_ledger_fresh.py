@@ -4,7 +4,7 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ledger import chart
-from ledger.driver import Driver, Sql
+from ledger.driver import Driver, Row, Sql
 from ledger.errors import AccountConflict, LimitExceeded, UnknownAccount
 from ledger.fresh import AccountBook, post_new, read_balance
 from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
@@ -85,13 +85,21 @@ def test_the_ids_come_back_in_the_batch_order(
 
 
 class _CountingDriver(Driver):
-    """The real driver, counting the statements it sends."""
+    """The real driver, counting the statements it is given (sent at once or queued)."""
 
     statements = 0
 
-    def _run(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
+    def execute(self, sql: Sql, parameters: Mapping[str, Any]) -> None:
         self.statements += 1
-        return super()._run(sql, parameters)
+        super().execute(sql, parameters)
+
+    def first(self, sql: Sql, parameters: Mapping[str, Any]) -> Row | None:
+        self.statements += 1
+        return super().first(sql, parameters)
+
+    def all(self, sql: Sql, parameters: Mapping[str, Any]) -> Sequence[Row]:
+        self.statements += 1
+        return super().all(sql, parameters)
 
 
 def test_a_fresh_batch_takes_five_statements_and_one_fewer_on_postgresql(
