@@ -146,7 +146,7 @@ def write_new_hand(
     hold (`amount_too_large`), is raised before the first of them."""
     created_at = datetime.now(UTC)
     record = _new_record(placing, found, rules, hand, created_at)
-    hand_id = store.insert_hand(driver, record)
+    hand_id = store.insert_hand(driver, record, found.drawn_hand_id)
     ref = replace(placing, hand_id=hand_id)
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
