@@ -2,11 +2,14 @@
 database as few statements as its writes allow."""
 
 import re
+from collections.abc import Callable
+from typing import Any
 
+import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine, event
 
 from api.db.database import Database
 from api.domain.hands import service as hands
@@ -63,6 +66,58 @@ def test_a_settled_hand_takes_nine_statements_on_sqlite_and_seven_on_postgresql(
         database.dispose()
     statements = _statements_of(sent)
     assert len(statements) == (7 if database.is_postgresql else 9), statements
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_settled_hand_waits_on_postgresql_five_times_after_its_begin(database_url: str) -> None:
+    """The player's lock; the one read; the hand's row with the balances; the chain's head;
+    the postings, the head moved on and COMMIT. A write whose answer nobody reads goes with
+    the statement after it (`ledger.driver`); psycopg's BEGIN is a round trip of its own."""
+    database = Database.connect(database_url)
+    waits: list[str] = []
+    _count_round_trips(database.engine, waits.append)
+    try:
+        with database.transaction() as session:
+            ensure_standard_table(session, "USD")
+        player_id = new_player(database)
+        table_id = standard_table(database)
+        for _ in range(2):
+            _play_out(database, player_id, table_id)
+        while True:
+            waits.clear()
+            with database.transaction() as session:
+                hand = hands.open_hand(session, player_id, table_id, 100, 0)
+            if hand.status == "settled":
+                break
+            _surrender(database, player_id, hand.id)  # a tie: another hand, then
+    finally:
+        database.dispose()
+    assert len([w for w in waits if not _PING.match(w)]) == 5, waits
+
+
+_PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
+
+
+def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
+    """Note each statement psycopg sends on its own, and each pipeline (statements sent
+    together, the last one's answer awaited once), on the connections opened from now on."""
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        class Noting(psycopg.Cursor[Any]):
+            def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+                if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
+                    note(str(query))
+                return super().execute(query, *args, **kwargs)
+
+        dbapi_connection.cursor_factory = Noting
+        pipeline = dbapi_connection.pipeline
+
+        def noted_pipeline() -> Any:
+            note("<pipeline>")
+            return pipeline()
+
+        dbapi_connection.pipeline = noted_pipeline
 
 
 def _statements_of(sent: list[str]) -> list[str]:
