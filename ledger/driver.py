@@ -13,17 +13,19 @@ On PostgreSQL a write whose result nobody reads (`Driver.execute`) waits until s
 must go to the server anyway, a read or the COMMIT, and goes with it in one round trip
 (psycopg's pipeline mode): a hand's last writes, its postings, its chain's head and its
 key's record, then cost no round trip of their own. A round trip cost the server about
-30 µs of CPU and PostgreSQL about 35 (docs/performance-log.md). Nothing can see the
-difference: a statement of SQLAlchemy's on the same connection sends them first
-(`send_queued_writes_first`), a rollback drops them, and a write that fails fails the
-statement it went with, in the same transaction.
+30 µs of CPU and PostgreSQL about 35 (docs/performance-log.md). What runs on the
+connection through SQLAlchemy or another driver sees them: a statement of SQLAlchemy's, its
+commit and another driver's statement send them first, a rollback drops them, so does the
+connection's return to the pool (`send_queued_writes_first`), and a write that fails fails
+the statement it went with, in the same transaction, its parameters copied when it was
+queued. Only statements sent on the DBAPI connection itself, past both, would not.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
@@ -33,6 +35,7 @@ from sqlalchemy import JSON, Connection, Engine, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import ConnectionPoolEntry
 
 from ledger.schema import UTCDateTime
 
@@ -121,9 +124,8 @@ class Driver:
         if not self.is_postgresql:
             self._run(sql.sqlite, parameters)
             return
-        if not self._queued:
-            self._info[_QUEUED] = self
-        self._queued.append((sql.postgresql, parameters))
+        self._take_the_queue()
+        self._queued.append((sql.postgresql, dict(parameters)))
 
     def scalar(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         """The first column of the first row (None without a row)."""
@@ -158,14 +160,27 @@ class Driver:
     def _read(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         if not self.is_postgresql:
             return self._run(sql.sqlite, parameters)
+        text = sql.postgresql
+        holder = self._info.get(_QUEUED)
+        if holder is not None and holder is not self:
+            holder.send_queued()
         if self._queued:
-            text = sql.postgresql
             return self._in_pipeline(lambda: self._cursor.execute(text, parameters), text)
-        return self._run(sql.postgresql, parameters)
+        return self._run(text, parameters)
 
-    def _in_pipeline(self, then: Callable[[], Any] | None, text: str) -> Any:
-        """The queued writes, then `then()`, in one round trip; the cursor, whose result is
-        then the last statement's."""
+    def _take_the_queue(self) -> None:
+        """Become the connection's driver with queued writes, another's sent first: one
+        connection, one order of statements, whichever driver they came through."""
+        holder = self._info.get(_QUEUED)
+        if holder is not self:
+            if holder is not None:
+                holder.send_queued()
+            self._info[_QUEUED] = self
+
+    def _in_pipeline(self, then: Callable[[], Any] | None, last: str) -> Any:
+        """The queued writes, then `then()` (whose statement is `last`), in one round trip;
+        the cursor, whose result is then the last statement's. A failure names every
+        statement sent, for it may have been any of them."""
         queued, self._queued = self._queued, []
         self._info.pop(_QUEUED, None)
         try:
@@ -175,7 +190,8 @@ class Driver:
                 if then is not None:
                     then()
         except self._dbapi.Error as error:
-            raise self._wrapped(error, text) from error
+            sent = ";\n".join([*(queued_text for queued_text, _ in queued), last])
+            raise self._wrapped(error, sent) from error
         return self._cursor
 
     def _run(self, text: str, parameters: Mapping[str, Any]) -> Any:
@@ -201,21 +217,42 @@ _QUEUED = "ledger.driver.queued"
 def send_queued_writes_first(engine: Engine) -> None:
     """Keep every other use of `engine`'s connections in order with the drivers' queued
     writes: a statement of SQLAlchemy's (the ORM's flush, a SAVEPOINT, Core) and a commit
-    send them first; a rollback drops them. For PostgreSQL's engines, whose drivers queue."""
+    send them first; a rollback drops them, and so does the connection's return to the pool
+    (a driver used without a transaction of SQLAlchemy's sees no rollback). For PostgreSQL's
+    engines, whose drivers queue."""
 
     def send(connection: Connection, *_: Any) -> None:
-        queued = connection.info.get(_QUEUED)
-        if queued is not None:
-            queued.send_queued()
+        holder = connection.info.get(_QUEUED)
+        if holder is not None:
+            holder.send_queued()
+
+    def send_before_commit(connection: Connection) -> None:
+        holder = connection.info.get(_QUEUED)
+        if holder is None:
+            return
+        try:
+            holder.send_queued()
+        except Exception:
+            # SQLAlchemy runs its commit listeners outside its own handling of errors: it
+            # would neither roll the failed transaction back nor have the pool reset it.
+            with suppress(connection.dialect.loaded_dbapi.Error):
+                connection.connection.driver_connection.rollback()  # type: ignore[union-attr]
+            raise
 
     def drop(connection: Connection) -> None:
-        queued = connection.info.get(_QUEUED)
-        if queued is not None:
-            queued.drop_queued()
+        holder = connection.info.get(_QUEUED)
+        if holder is not None:
+            holder.drop_queued()
+
+    def drop_at_checkin(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        holder = record.info.get(_QUEUED)
+        if holder is not None:
+            holder.drop_queued()
 
     event.listen(engine, "before_cursor_execute", send)
-    event.listen(engine, "commit", send)
+    event.listen(engine, "commit", send_before_commit)
     event.listen(engine, "rollback", drop)
+    event.listen(engine, "checkin", drop_at_checkin)
 
 
 def driver_of(session: Session) -> Driver:
@@ -250,6 +287,8 @@ def driving(session: Session, connection: Connection) -> Iterator[Driver]:
     session.info[_PINNED] = driver
     try:
         yield driver
+    except BaseException:
+        driver.drop_queued()  # the transaction is being rolled back
+        raise
     finally:
         del session.info[_PINNED]
-        driver.drop_queued()  # committed by now, unless the block raised

@@ -99,8 +99,9 @@ _PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
 
 
 def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
-    """Note each statement psycopg sends on its own, and each pipeline (statements sent
-    together, the last one's answer awaited once), on the connections opened from now on."""
+    """Note each statement psycopg sends on its own (a COMMIT too), and each pipeline
+    (statements sent together, the last one's answer awaited once), on the connections
+    opened from now on."""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -111,13 +112,23 @@ def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
                 return super().execute(query, *args, **kwargs)
 
         dbapi_connection.cursor_factory = Noting
-        pipeline = dbapi_connection.pipeline
+        pipeline, commit = dbapi_connection.pipeline, dbapi_connection.commit
 
         def noted_pipeline() -> Any:
             note("<pipeline>")
             return pipeline()
 
+        def noted_commit() -> None:
+            pgconn = dbapi_connection.pgconn
+            if (
+                pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE
+                and pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF
+            ):
+                note("COMMIT")
+            commit()
+
         dbapi_connection.pipeline = noted_pipeline
+        dbapi_connection.commit = noted_commit
 
 
 def _statements_of(sent: list[str]) -> list[str]:

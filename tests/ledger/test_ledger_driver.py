@@ -1,6 +1,7 @@
 """Statements for the driver (`ledger.driver`): one text, each dialect's spelling; writes
 sent when something must reach the server anyway, in order with everything else."""
 
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -9,6 +10,7 @@ from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ledger.database import make_engine
 from ledger.driver import Driver, Sql, driver_of
 
 
@@ -42,6 +44,16 @@ def probe(engine: Engine) -> Engine:
     with engine.begin() as connection:
         connection.execute(text("CREATE TABLE probe (name VARCHAR(20) PRIMARY KEY)"))
     return engine
+
+
+@pytest.fixture
+def one_connection(database_url: str) -> Iterator[Engine]:
+    """A `probe` whose pool holds one connection, handed to one user after another."""
+    engine = make_engine(database_url, pool_size=1, max_overflow=0)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE TABLE probe (name VARCHAR(20) PRIMARY KEY)"))
+    yield engine
+    engine.dispose()
 
 
 def _names(engine: Engine) -> list[str]:
@@ -118,6 +130,38 @@ def _insert_twice_and_commit(engine: Engine, name: str) -> None:
         driver.commit()
 
 
+def test_a_write_that_fails_at_a_commit_of_sqlalchemys_leaves_its_connection_usable(
+    one_connection: Engine,
+) -> None:
+    with pytest.raises(IntegrityError):
+        _insert_twice_and_commit_the_session(one_connection, "ada")
+    with Session(one_connection) as session:
+        driver_of(session).execute(_INSERT, {"name": "bo"})
+        session.commit()
+    assert _names(one_connection) == ["bo"]
+
+
+def test_two_drivers_on_one_connection_keep_their_writes_in_order(probe: Engine) -> None:
+    with probe.begin() as connection:
+        first, second = Driver(connection), Driver(connection)
+        first.execute(_INSERT, {"name": "ada"})
+        second.execute(_INSERT, {"name": "bo"})
+        assert second.all(_NAMES, {}) == [("ada",), ("bo",)]
+    assert _names(probe) == ["ada", "bo"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_write_left_outside_a_transaction_never_reaches_its_connections_next_user(
+    one_connection: Engine,
+) -> None:
+    with one_connection.connect() as connection:
+        Driver(connection).execute(_INSERT, {"name": "stale"})
+    with one_connection.begin() as connection:
+        connection.execute(text("SELECT 1"))  # would send whatever was still queued
+        Driver(connection).execute(_INSERT, {"name": "kept"})
+    assert _names(one_connection) == ["kept"]
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
     probe: Engine,
@@ -131,20 +175,40 @@ def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
         driver.first(_NAMES, {})
         driver.execute(_INSERT, {"name": "cy"})
         driver.commit()
-    assert [pipelined for _, pipelined in sent] == [True, True, True, True]
+    assert [pipelined for _, pipelined in sent] == [True] * 5
+    assert sent[-1][0] == "COMMIT"
     assert _names(probe) == ["ada", "bo", "cy"]
 
 
+def _insert_twice_and_commit_the_session(engine: Engine, name: str) -> None:
+    with Session(engine) as session:
+        driver = driver_of(session)
+        driver.execute(_INSERT, {"name": name})
+        driver.execute(_INSERT, {"name": name})
+        session.commit()
+
+
 def _recording(connection: Connection) -> list[tuple[str, bool]]:
-    """Each statement the connection's cursors send from now on, and whether it went in
-    a pipeline (one round trip with the others)."""
+    """Each statement the connection's cursors send from now on, and its COMMIT, with
+    whether it went in a pipeline (one round trip with the others)."""
     sent: list[tuple[str, bool]] = []
+    psycopg_connection: Any = connection.connection.driver_connection
+
+    def pipelined() -> bool:
+        return bool(psycopg_connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF)
 
     class Recording(psycopg.Cursor[Any]):
         def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-            pipelined = self.connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF
-            sent.append((str(query), pipelined))
+            sent.append((str(query), pipelined()))
             return super().execute(query, *args, **kwargs)
 
-    connection.connection.driver_connection.cursor_factory = Recording  # type: ignore[union-attr]
+    commit = psycopg_connection.commit
+
+    def recorded_commit() -> None:
+        if psycopg_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            sent.append(("COMMIT", pipelined()))
+        commit()
+
+    psycopg_connection.cursor_factory = Recording
+    psycopg_connection.commit = recorded_commit
     return sent

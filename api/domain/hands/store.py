@@ -18,21 +18,23 @@ from api.errors import NotFound
 from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
-_OPENING = f"""
+
+def _opening(new_hand_id: str) -> str:
+    return f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
         ({UNFINISHED_HAND}),
         (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id),
         (SELECT a.balance FROM ledger_accounts a WHERE a.code = :wallet),
-        {{hand_id}}
+        {new_hand_id}
     FROM seed_pairs sp
     WHERE sp.player_id = :player_id AND sp.revealed_at IS NULL
     """
+
+
 # PostgreSQL draws the new hand's id with the read, so that the hand's row needs no answer
 # and goes with the next statement (`ledger.driver`): a round trip fewer. An id drawn for a
 # hand then refused is skipped, as one drawn by an insert rolled back always was.
-OPENING = Sql.each(
-    _OPENING.format(hand_id="NULL"), _OPENING.format(hand_id="nextval('hands_id_seq')")
-)
+OPENING = Sql.each(_opening("NULL"), _opening("nextval('hands_id_seq')"))
 
 _TABLE_RULES = Sql.of("SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = :table_id")
 
@@ -104,8 +106,8 @@ def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Openi
     row = driver.first(OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
     if row is None:  # every player has an active pair from creation on
         raise NotFound("seed pair")
-    pair_id, server_seed, seed_hash, client_seed, nonce, unfinished, table_open = row[:7]
-    wallet_balance, drawn_hand_id = row[7:]
+    (pair_id, server_seed, seed_hash, client_seed, nonce) = row[:5]
+    (unfinished, table_open, wallet_balance, drawn_hand_id) = row[5:]
     return Opening(
         pair_id,
         server_seed,
@@ -125,8 +127,9 @@ def table_rules(driver: Driver, table_id: int) -> TableRules | None:
 
 
 def insert_hand(driver: Driver, values: dict[str, Any], drawn_id: int | None) -> int:
-    """The hand's row written, under `drawn_id` where `opening` drew one, and its seed
-    pair's nonce moved past it; the hand's id."""
+    """The hand's row written and its seed pair's nonce moved past it; the hand's id.
+    Under `drawn_id` where `opening` drew one (PostgreSQL), in one write that needs no
+    answer; else (SQLite) the database gives it."""
     stored = values | {
         "rules": driver.json(values["rules"]),
         "created_at": driver.time(values["created_at"]),
