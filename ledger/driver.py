@@ -155,7 +155,7 @@ class Driver:
     def drop_queued(self) -> None:
         """Forget the queued writes: their transaction is being rolled back."""
         self._queued.clear()
-        self._info.pop(_QUEUED, None)
+        self._let_go_of_the_queue()
 
     def _read(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         if not self.is_postgresql:
@@ -177,12 +177,16 @@ class Driver:
                 holder.send_queued()
             self._info[_QUEUED] = self
 
+    def _let_go_of_the_queue(self) -> None:
+        if self._info.get(_QUEUED) is self:
+            del self._info[_QUEUED]
+
     def _in_pipeline(self, then: Callable[[], Any] | None, last: str) -> Any:
         """The queued writes, then `then()` (whose statement is `last`), in one round trip;
         the cursor, whose result is then the last statement's. A failure names every
         statement sent, for it may have been any of them."""
         queued, self._queued = self._queued, []
-        self._info.pop(_QUEUED, None)
+        self._let_go_of_the_queue()
         try:
             with self._driver_connection.pipeline():
                 for queued_text, queued_parameters in queued:

@@ -150,6 +150,14 @@ def test_two_drivers_on_one_connection_keep_their_writes_in_order(probe: Engine)
     assert _names(probe) == ["ada", "bo"]
 
 
+def test_a_driver_dropping_its_writes_leaves_another_drivers_alone(probe: Engine) -> None:
+    with probe.begin() as connection:
+        first, second = Driver(connection), Driver(connection)
+        second.execute(_INSERT, {"name": "bo"})
+        first.drop_queued()
+    assert _names(probe) == ["bo"]
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_write_left_outside_a_transaction_never_reaches_its_connections_next_user(
     one_connection: Engine,
