@@ -42,30 +42,9 @@ def test_a_settled_hand_takes_nine_statements_on_sqlite_and_seven_on_postgresql(
 ) -> None:
     """The player's lock; the one read; the hand's row (with its nonce on PostgreSQL); the
     balances; the chain's head; the transactions and their entries (one statement on
-    PostgreSQL); the head moved on. BEGIN, COMMIT and the pool's ping are not counted, nor
-    the first two hands: the first reads the table's rules and opens the player's hand
-    accounts, the second reads their rows, which every later hand remembers."""
-    database = Database.connect(database_url)
-    sent: list[str] = []
-    count_driver_statements(database.engine, sent.append)
-    try:
-        with database.transaction() as session:
-            ensure_standard_table(session, "USD")
-        player_id = new_player(database)
-        table_id = standard_table(database)
-        for _ in range(2):
-            _play_out(database, player_id, table_id)
-        while True:
-            sent.clear()
-            with database.transaction() as session:
-                hand = hands.open_hand(session, player_id, table_id, 100, 0)
-            if hand.status == "settled":
-                break
-            _surrender(database, player_id, hand.id)  # a tie: another hand, then
-    finally:
-        database.dispose()
-    statements = _statements_of(sent)
-    assert len(statements) == (7 if database.is_postgresql else 9), statements
+    PostgreSQL); the head moved on. BEGIN, COMMIT and the pool's ping are not counted."""
+    statements = _statements_of(_noted_for_a_settled_hand(database_url, count_driver_statements))
+    assert len(statements) == (7 if database_url.startswith("postgresql") else 9), statements
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -73,9 +52,19 @@ def test_a_settled_hand_waits_on_postgresql_five_times_after_its_begin(database_
     """The player's lock; the one read; the hand's row with the balances; the chain's head;
     the postings, the head moved on and COMMIT. A write whose answer nobody reads goes with
     the statement after it (`ledger.driver`); psycopg's BEGIN is a round trip of its own."""
+    waits = _noted_for_a_settled_hand(database_url, _count_round_trips)
+    assert len([w for w in waits if not _PING.match(w)]) == 5, waits
+
+
+def _noted_for_a_settled_hand(
+    database_url: str, watch: Callable[[Engine, Callable[[str], None]], None]
+) -> list[str]:
+    """What `watch` noted while the service placed a hand that settled at once. Not the
+    first two hands: the first reads the table's rules and opens the player's hand
+    accounts, the second reads their rows, which every later hand remembers."""
     database = Database.connect(database_url)
-    waits: list[str] = []
-    _count_round_trips(database.engine, waits.append)
+    noted: list[str] = []
+    watch(database.engine, noted.append)
     try:
         with database.transaction() as session:
             ensure_standard_table(session, "USD")
@@ -84,15 +73,14 @@ def test_a_settled_hand_waits_on_postgresql_five_times_after_its_begin(database_
         for _ in range(2):
             _play_out(database, player_id, table_id)
         while True:
-            waits.clear()
+            noted.clear()
             with database.transaction() as session:
                 hand = hands.open_hand(session, player_id, table_id, 100, 0)
             if hand.status == "settled":
-                break
+                return noted
             _surrender(database, player_id, hand.id)  # a tie: another hand, then
     finally:
         database.dispose()
-    assert len([w for w in waits if not _PING.match(w)]) == 5, waits
 
 
 _PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
