@@ -161,21 +161,21 @@ class Driver:
         if not self.is_postgresql:
             return self._run(sql.sqlite, parameters)
         text = sql.postgresql
-        holder = self._info.get(_QUEUED)
-        if holder is not None and holder is not self:
-            holder.send_queued()
+        self._send_anothers_queue()
         if self._queued:
             return self._in_pipeline(lambda: self._cursor.execute(text, parameters), text)
         return self._run(text, parameters)
 
     def _take_the_queue(self) -> None:
-        """Become the connection's driver with queued writes, another's sent first: one
-        connection, one order of statements, whichever driver they came through."""
+        """Become the connection's driver with queued writes, another's sent first."""
+        self._send_anothers_queue()
+        self._info[_QUEUED] = self
+
+    def _send_anothers_queue(self) -> None:
+        """One connection, one order of statements, whichever driver they came through."""
         holder = self._info.get(_QUEUED)
-        if holder is not self:
-            if holder is not None:
-                holder.send_queued()
-            self._info[_QUEUED] = self
+        if holder is not None and holder is not self:
+            holder.send_queued()
 
     def _let_go_of_the_queue(self) -> None:
         if self._info.get(_QUEUED) is self:
