@@ -6,8 +6,10 @@ two queries, so a long period streams through in constant memory. Nothing here w
 `api.domain.audit.parallel` runs it in worker processes, one id range of the period each.
 """
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -70,10 +72,31 @@ def audit_hands(
     for rows in batches(connection, start, end, batch, after_id, through_id):
         # The batch is every hand of the period with an id from its first to its last.
         batch_hands = hands_between(rows[0].id, rows[-1].id, start, end)
-        _audit_batch(connection, rows, batch_hands, replayer, codes, tally)
+        with _collector_paused():
+            _audit_batch(connection, rows, batch_hands, replayer, codes, tally)
         if on_progress is not None:
             on_progress(tally.hands_checked)
     return tally.result(time.perf_counter() - began)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for one batch.
+
+    A batch allocates a few hundred thousand short-lived objects (rows, transactions, derived
+    hands), every one freed by its reference count when the batch is done: none is part of
+    a cycle. The collector would still scan the young ones every 700 allocations, several
+    per cent of the audit's instructions for nothing. What a batch does leave in a cycle
+    (an exception's traceback, on a hand that cannot be replayed) is collected after it.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _audit_batch(

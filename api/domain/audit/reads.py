@@ -1,5 +1,5 @@
-"""The hand rows an audit reads: plain column tuples (Core, not ORM objects), a period's
-hands in keyset batches by id.
+"""The hand rows an audit reads: plain column tuples (the driver's own, not ORM objects or
+SQLAlchemy rows), a period's hands in keyset batches by id.
 
 A hand is read with outer joins to its seed pair and its table, so that a hand whose seed
 pair or table row was deleted is still audited (and named), never silently left out.
@@ -25,7 +25,7 @@ from sqlalchemy.types import NullType
 
 from api.db.models import casino_tables_table, hands_table, seed_pairs_table
 from api.db.snapshot import connection_of
-from api.domain.hands.ledger import RawTime
+from api.domain.hands.ledger import RawTime, driver_rows
 
 BATCH = 2000
 
@@ -171,7 +171,7 @@ def batches(
         base = base.where(_h.id <= through_id)
     make = HandRow._make
     while True:
-        rows = [make(row) for row in connection.execute(base.where(_h.id > after_id)).all()]
+        rows = list(map(make, driver_rows(connection, base.where(_h.id > after_id))))
         if not rows:
             return
         yield rows

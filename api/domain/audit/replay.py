@@ -16,6 +16,7 @@ from casino.errors import GameError, InvalidSeed
 from casino.fairness import HandSeeds, server_seed_hash
 from casino.hand import Action, Hand, play
 from casino.rules import TableRules
+from casino.version import rules_hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,7 @@ class RulesVerdict:
     recorded: TableRules | GameError  # the rules to replay with, or why there are none
     differences: tuple[Difference, ...]  # recorded against the table's, field by field
     wager_rules: TableRules | None  # the table's rules, else the recorded ones, else None
+    rules_hash: str | None  # what a hand recording these rules records as their hash
 
 
 class Replayer:
@@ -90,6 +92,7 @@ def _rules_verdict(recorded: str, table: str | None) -> RulesVerdict:
         recorded=mine,
         differences=_compare_rules(recorded, table) if table is not None else (),
         wager_rules=next((r for r in (theirs, mine) if isinstance(r, TableRules)), None),
+        rules_hash=rules_hash(mine) if isinstance(mine, TableRules) else None,
     )
 
 
