@@ -20,7 +20,9 @@ def collector_enabled() -> Iterator[None]:
     was_enabled = gc.isenabled()
     gc.enable()
     yield
-    if not was_enabled:
+    if was_enabled:
+        gc.enable()
+    else:
         gc.disable()
 
 
@@ -45,6 +47,15 @@ def test_the_collector_is_off_while_a_batch_of_hands_is_checked(
     _audit(database)
 
     assert seen and not any(seen)
+
+
+def test_the_collector_is_on_between_batches(database: Database) -> None:
+    seen: list[bool] = []
+    with read_snapshot(database.engine) as connection:
+        audit_hands(connection, on_progress=lambda _: seen.append(gc.isenabled()), batch=5)
+
+    assert len(seen) > 1
+    assert all(seen)
 
 
 def test_the_collector_is_back_on_after_the_audit(database: Database) -> None:

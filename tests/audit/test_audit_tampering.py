@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 
 from api.cli import main
 from api.db.database import Database
@@ -46,6 +46,11 @@ def _set(engine: Engine, hand_id: int, **values: object) -> None:
     """UPDATE one hand row through Core, so JSON and timestamps bind on either database."""
     with engine.begin() as connection:
         connection.execute(update(hands_table).where(hands_table.c.id == hand_id).values(values))
+
+
+def _hand_count(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(hands_table)).scalar_one())
 
 
 def _hand_column(engine: Engine, hand_id: int, column: str) -> Any:
@@ -185,6 +190,26 @@ def test_changed_recorded_rules_are_caught_field_by_field_against_the_table(
     assert set(differences) == {"rules.max_bet", "rules.min_bet", "engine.rules_hash"}
     assert differences["rules.max_bet"]["recorded"] == rules["max_bet"]
     assert differences["rules.max_bet"]["derived"] == rules["max_bet"] // 10
+
+
+@pytest.mark.parametrize("recorded", [[], "rules", 42])
+def test_recorded_rules_that_are_not_an_object_are_named_and_the_audit_goes_on(
+    database: Database,
+    database_url: str,
+    played: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    recorded: object,
+) -> None:
+    hand = played["surrendered"]
+    _set(database.engine, hand.id, rules=recorded)
+    status, document = _cli_audit(monkeypatch, database_url, capsys)
+    assert status == 1
+    differences = _differences(document, hand.id)
+    assert "rules" in differences
+    assert "recorded rules are not valid JSON rules" in differences["replay"]["derived"]
+    assert "engine.rules_hash" not in differences
+    assert document["hands"]["hands_checked"] == _hand_count(database.engine)
 
 
 @pytest.mark.parametrize(

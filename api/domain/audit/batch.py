@@ -92,8 +92,8 @@ def _collector_paused() -> Iterator[None]:
     if not gc.isenabled():
         yield
         return
-    gc.disable()
     try:
+        gc.disable()
         yield
     finally:
         gc.enable()

@@ -131,9 +131,8 @@ def _check_actors(
 ) -> None:
     """The tokens the record names against those hashed into its postings: the stake's is
     the placing token; a decided hand's raise and settlement name the deciding one."""
-    decided = row.decision is not None
-    deciding = row.decided_by_token if decided else row.placed_by_token
-    deciding_field = "decided_by_token" if decided else "placed_by_token"
+    deciding = row.decided_by_token if row.decision is not None else row.placed_by_token
+    deciding_field = "decided_by_token" if row.decision else "placed_by_token"
     for kind, token, name in (
         ("stake", row.placed_by_token, "placed_by_token"),
         ("raise", deciding, "decided_by_token"),
@@ -336,6 +335,7 @@ def _check_ledger(
         legs = {held: staked, house: returned - staked, wallet: -returned}
         settlement = {code: amount for code, amount in legs.items() if amount}
     _check_kind("settlement", kinds.get("settlement"), settlement, add)
+    # The subset test builds nothing; the difference would build a set for every hand.
     if not kinds.keys() <= _HAND_KIND_SET:
         for kind in sorted(kinds.keys() - _HAND_KIND_SET):
             _check_kind(kind, kinds[kind], None, add)

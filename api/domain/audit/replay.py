@@ -27,7 +27,7 @@ class RulesVerdict:
     recorded: TableRules | GameError  # the rules to replay with, or why there are none
     differences: tuple[Difference, ...]  # recorded against the table's, field by field
     wager_rules: TableRules | None  # the table's rules, else the recorded ones, else None
-    rules_hash: str | None  # what a hand recording these rules records as their hash
+    rules_hash: str | None  # what a hand recording these rules records; None: unreadable
 
 
 class Replayer:
@@ -75,7 +75,10 @@ class Replayer:
 
 def _parse_rules(text: str) -> TableRules | GameError:
     try:
-        return TableRules.from_dict(json.loads(text))
+        loaded = json.loads(text)
+        if not isinstance(loaded, dict):
+            raise TypeError("not a JSON object")
+        return TableRules.from_dict(loaded)
     except GameError as error:
         return error
     except (ValueError, TypeError) as error:

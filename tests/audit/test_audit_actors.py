@@ -1,0 +1,102 @@
+"""The tokens a hand record names against those hashed into its postings: the placing
+token on the stake, the deciding token on a decided hand's raise and settlement."""
+
+from typing import Any
+
+from sqlalchemy import update
+
+from api.db.database import Database
+from api.db.models import hands_table
+from api.db.snapshot import read_snapshot
+from api.domain.audit.batch import audit_hands
+from api.domain.audit.results import Difference
+from api.domain.hands import service as hands
+from casino.hand import Action
+from tests.audit.support import hand_transaction_ids, new_player, standard_table
+
+PLACING_TOKEN = 7
+DECIDING_TOKEN = 8
+FORGED_TOKEN = 99
+
+
+def _placed(database: Database, player_id: int) -> Any:
+    with database.transaction() as session:
+        return hands.open_hand(
+            session, player_id, standard_table(database), 1000, 0, actor_token_id=PLACING_TOKEN
+        )
+
+
+def _placed_until(database: Database, player_id: int, status: str) -> Any:
+    for _ in range(1000):
+        hand = _placed(database, player_id)
+        if hand.status == status:
+            return hand
+    raise AssertionError(f"no {status} hand in 1000")
+
+
+def _decided_with_war(database: Database, player_id: int) -> Any:
+    tie = _placed_until(database, player_id, "awaiting_decision")
+    with database.transaction() as session:
+        return hands.decide_hand(
+            session, tie.id, Action.WAR, player_id=player_id, actor_token_id=DECIDING_TOKEN
+        )
+
+
+def _forge(database: Database, hand_id: int, **values: object) -> None:
+    with database.engine.begin() as connection:
+        connection.execute(update(hands_table).where(hands_table.c.id == hand_id).values(values))
+
+
+def _differences(database: Database, hand_id: int) -> list[Difference]:
+    with read_snapshot(database.engine) as connection:
+        result = audit_hands(connection)
+    return [d for m in result.mismatches if m.hand_id == hand_id for d in m.differences]
+
+
+def test_a_forged_placing_token_is_named_with_the_stake(database: Database) -> None:
+    player = new_player(database)
+    hand = _placed_until(database, player, "settled")
+    _forge(database, hand.id, placed_by_token=FORGED_TOKEN)
+
+    (stake,) = hand_transaction_ids(database.engine, hand.id, "stake")
+    (settlement,) = hand_transaction_ids(database.engine, hand.id, "settlement")
+    assert _differences(database, hand.id) == [
+        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (stake,)),
+        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (settlement,)),
+    ]
+
+
+def test_a_forged_deciding_token_is_named_with_the_raise_and_the_settlement(
+    database: Database,
+) -> None:
+    player = new_player(database)
+    hand = _decided_with_war(database, player)
+    _forge(database, hand.id, decided_by_token=FORGED_TOKEN)
+
+    (raised,) = hand_transaction_ids(database.engine, hand.id, "raise")
+    (settlement,) = hand_transaction_ids(database.engine, hand.id, "settlement")
+    assert _differences(database, hand.id) == [
+        Difference("decided_by_token", FORGED_TOKEN, DECIDING_TOKEN, (raised,)),
+        Difference("decided_by_token", FORGED_TOKEN, DECIDING_TOKEN, (settlement,)),
+    ]
+
+
+def test_a_hand_awaiting_its_decision_names_only_its_placing_token(database: Database) -> None:
+    player = new_player(database)
+    tie = _placed_until(database, player, "awaiting_decision")
+    _forge(database, tie.id, placed_by_token=FORGED_TOKEN)
+
+    (stake,) = hand_transaction_ids(database.engine, tie.id, "stake")
+    assert _differences(database, tie.id) == [
+        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (stake,)),
+    ]
+
+
+def test_hands_whose_tokens_match_their_postings_match(database: Database) -> None:
+    player = new_player(database)
+    _placed_until(database, player, "settled")
+    _decided_with_war(database, player)
+    _placed_until(database, player, "awaiting_decision")
+
+    with read_snapshot(database.engine) as connection:
+        assert audit_hands(connection).mismatches == ()
