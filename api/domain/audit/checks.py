@@ -132,6 +132,8 @@ def _check_actors(
     """The tokens the record names against those hashed into its postings: the stake's is
     the placing token; a decided hand's raise and settlement name the deciding one."""
     deciding = row.decided_by_token if row.decision is not None else row.placed_by_token
+    # Named by the decision's text, as reported since actors were recorded: an empty one
+    # (which no hand has, and `decision` names) reports the placing token's field.
     deciding_field = "decided_by_token" if row.decision else "placed_by_token"
     for kind, token, name in (
         ("stake", row.placed_by_token, "placed_by_token"),
