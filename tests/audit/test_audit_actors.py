@@ -26,20 +26,36 @@ def _placed(database: Database, player_id: int) -> Any:
         )
 
 
-def _placed_until(database: Database, player_id: int, status: str) -> Any:
+def _decided(database: Database, hand_id: int, player_id: int, action: Action) -> Any:
+    with database.transaction() as session:
+        return hands.decide_hand(
+            session, hand_id, action, player_id=player_id, actor_token_id=DECIDING_TOKEN
+        )
+
+
+def _settled_at_once(database: Database, player_id: int) -> Any:
+    """A hand that settled on its first deal; a tie on the way (which would refuse the next
+    hand) is surrendered."""
     for _ in range(1000):
         hand = _placed(database, player_id)
-        if hand.status == status:
+        if hand.status == "settled":
             return hand
-    raise AssertionError(f"no {status} hand in 1000")
+        _decided(database, hand.id, player_id, Action.SURRENDER)
+    raise AssertionError("no hand settled on its first deal in 1000")
+
+
+def _tied(database: Database, player_id: int) -> Any:
+    """The first tie: every hand before it settled at once."""
+    for _ in range(1000):
+        hand = _placed(database, player_id)
+        if hand.status == "awaiting_decision":
+            return hand
+    raise AssertionError("no tie in 1000 hands")
 
 
 def _decided_with_war(database: Database, player_id: int) -> Any:
-    tie = _placed_until(database, player_id, "awaiting_decision")
-    with database.transaction() as session:
-        return hands.decide_hand(
-            session, tie.id, Action.WAR, player_id=player_id, actor_token_id=DECIDING_TOKEN
-        )
+    tie = _tied(database, player_id)
+    return _decided(database, tie.id, player_id, Action.WAR)
 
 
 def _forge(database: Database, hand_id: int, **values: object) -> None:
@@ -55,7 +71,7 @@ def _differences(database: Database, hand_id: int) -> list[Difference]:
 
 def test_a_forged_placing_token_is_named_with_the_stake(database: Database) -> None:
     player = new_player(database)
-    hand = _placed_until(database, player, "settled")
+    hand = _settled_at_once(database, player)
     _forge(database, hand.id, placed_by_token=FORGED_TOKEN)
 
     (stake,) = hand_transaction_ids(database.engine, hand.id, "stake")
@@ -83,7 +99,7 @@ def test_a_forged_deciding_token_is_named_with_the_raise_and_the_settlement(
 
 def test_a_hand_awaiting_its_decision_names_only_its_placing_token(database: Database) -> None:
     player = new_player(database)
-    tie = _placed_until(database, player, "awaiting_decision")
+    tie = _tied(database, player)
     _forge(database, tie.id, placed_by_token=FORGED_TOKEN)
 
     (stake,) = hand_transaction_ids(database.engine, tie.id, "stake")
@@ -94,9 +110,9 @@ def test_a_hand_awaiting_its_decision_names_only_its_placing_token(database: Dat
 
 def test_hands_whose_tokens_match_their_postings_match(database: Database) -> None:
     player = new_player(database)
-    _placed_until(database, player, "settled")
+    _settled_at_once(database, player)
     _decided_with_war(database, player)
-    _placed_until(database, player, "awaiting_decision")
+    _tied(database, player)
 
     with read_snapshot(database.engine) as connection:
         assert audit_hands(connection).mismatches == ()
