@@ -69,17 +69,33 @@ def _differences(database: Database, hand_id: int) -> list[Difference]:
     return [d for m in result.mismatches if m.hand_id == hand_id for d in m.differences]
 
 
-def test_a_forged_placing_token_is_named_with_the_stake(database: Database) -> None:
+def _named(
+    database: Database, hand_id: int, field: str, token: int, kinds: tuple[str, ...]
+) -> list[Difference]:
+    """The forged token's difference, named `field`, once for each of the hand's postings of
+    `kinds` (each kind posted exactly once), in that order."""
+    return [
+        Difference(field, FORGED_TOKEN, token, (txn_id,))
+        for kind in kinds
+        for txn_id in _one(hand_transaction_ids(database.engine, hand_id, kind))
+    ]
+
+
+def _one(txn_ids: list[int]) -> list[int]:
+    assert len(txn_ids) == 1, txn_ids
+    return txn_ids
+
+
+def test_a_forged_placing_token_is_named_with_the_stake_and_the_settlement(
+    database: Database,
+) -> None:
     player = new_player(database)
     hand = _settled_at_once(database, player)
     _forge(database, hand.id, placed_by_token=FORGED_TOKEN)
 
-    (stake,) = hand_transaction_ids(database.engine, hand.id, "stake")
-    (settlement,) = hand_transaction_ids(database.engine, hand.id, "settlement")
-    assert _differences(database, hand.id) == [
-        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (stake,)),
-        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (settlement,)),
-    ]
+    assert _differences(database, hand.id) == _named(
+        database, hand.id, "placed_by_token", PLACING_TOKEN, ("stake", "settlement")
+    )
 
 
 def test_a_forged_deciding_token_is_named_with_the_raise_and_the_settlement(
@@ -89,12 +105,9 @@ def test_a_forged_deciding_token_is_named_with_the_raise_and_the_settlement(
     hand = _decided_with_war(database, player)
     _forge(database, hand.id, decided_by_token=FORGED_TOKEN)
 
-    (raised,) = hand_transaction_ids(database.engine, hand.id, "raise")
-    (settlement,) = hand_transaction_ids(database.engine, hand.id, "settlement")
-    assert _differences(database, hand.id) == [
-        Difference("decided_by_token", FORGED_TOKEN, DECIDING_TOKEN, (raised,)),
-        Difference("decided_by_token", FORGED_TOKEN, DECIDING_TOKEN, (settlement,)),
-    ]
+    assert _differences(database, hand.id) == _named(
+        database, hand.id, "decided_by_token", DECIDING_TOKEN, ("raise", "settlement")
+    )
 
 
 def test_a_hand_awaiting_its_decision_names_only_its_placing_token(database: Database) -> None:
@@ -102,10 +115,9 @@ def test_a_hand_awaiting_its_decision_names_only_its_placing_token(database: Dat
     tie = _tied(database, player)
     _forge(database, tie.id, placed_by_token=FORGED_TOKEN)
 
-    (stake,) = hand_transaction_ids(database.engine, tie.id, "stake")
-    assert _differences(database, tie.id) == [
-        Difference("placed_by_token", FORGED_TOKEN, PLACING_TOKEN, (stake,)),
-    ]
+    assert _differences(database, tie.id) == _named(
+        database, tie.id, "placed_by_token", PLACING_TOKEN, ("stake",)
+    )
 
 
 def test_hands_whose_tokens_match_their_postings_match(database: Database) -> None:
