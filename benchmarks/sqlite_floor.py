@@ -15,6 +15,12 @@ requests a hand on SQLite). With `--pragma` or `--drop-index`, every round also 
 connection given those settings, or on a copy without those indexes, so that a change's
 worth is weighed on SQLite's own work, where a whole hand's noise would hide it.
 
+Once more, untimed, it replays them to count the pages their commits write to the WAL, per
+hand, by the table or index each page belongs to (`wal_pages`; with a change, also without
+its indexes): the commit is most of SQLite's work on a hand, and its cost follows its
+pages, so this says what each index costs every hand, and what the six that only readers
+need come to together.
+
 An implementation that writes the same rows with the same schema cannot cost the server
 less than this floor plus what parsing the HTTP request and sending the answer costs (the
 do-nothing request), whatever language or framework serves it.
@@ -26,9 +32,11 @@ import re
 import shutil
 import sqlite3
 import statistics
+import struct
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -135,30 +143,107 @@ class Change:
         return bool(self.pragmas or self.dropped_indexes)
 
 
-def replay_cpu_seconds(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> float:
-    """CPU seconds of this process for replaying `recording` on the database at `path`,
-    through a connection the service's engine set up (WAL, its pragmas), then given
-    `pragmas` (`name=value`, a setting to weigh against the service's)."""
+@contextmanager
+def _replaying_connection(path: Path, pragmas: Sequence[str] = ()) -> Iterator[sqlite3.Connection]:
+    """A connection to the database at `path` as the service's engine sets one up (WAL, its
+    pragmas), then given `pragmas` (`name=value`, a setting to weigh against the service's)."""
     engine = make_engine(f"sqlite:///{path}")
     try:
         pooled = engine.raw_connection()
         with closing(pooled):
             connection = pooled.driver_connection
             assert isinstance(connection, sqlite3.Connection)
-            cursor = connection.cursor()
             for pragma in pragmas:
-                cursor.execute(f"PRAGMA {pragma}")
-            started = time.process_time()
-            for sql, parameters in recording.statements:
-                if sql == COMMIT:
-                    connection.commit()
-                elif sql == ROLLBACK:
-                    connection.rollback()
-                else:
-                    cursor.execute(sql, parameters)
-            return time.process_time() - started
+                connection.execute(f"PRAGMA {pragma}")
+            yield connection
     finally:
         engine.dispose()
+
+
+def _replay(
+    connection: sqlite3.Connection,
+    recording: Recording,
+    committed: Callable[[], None] = lambda: None,
+) -> None:
+    """The recorded statements in order, with only a loop between them; `committed` after
+    each COMMIT."""
+    cursor = connection.cursor()
+    for sql, parameters in recording.statements:
+        if sql == COMMIT:
+            connection.commit()
+            committed()
+        elif sql == ROLLBACK:
+            connection.rollback()
+        else:
+            cursor.execute(sql, parameters)
+
+
+def replay_cpu_seconds(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> float:
+    """CPU seconds of this process for replaying `recording` on the database at `path`
+    (`_replaying_connection`)."""
+    with _replaying_connection(path, pragmas) as connection:
+        started = time.process_time()
+        _replay(connection, recording)
+        return time.process_time() - started
+
+
+_FREE_LIST = "(the free list)"
+_WAL_HEADER_BYTES = 32
+_FRAME_HEADER_BYTES = 24
+
+
+def _wal_frames(wal: bytes) -> Iterator[int]:
+    """The page number of each frame of a WAL file that one checkpoint emptied before the
+    transaction that wrote it: the frames after the header whose salts are the header's."""
+    if len(wal) < _WAL_HEADER_BYTES:
+        return
+    page_size = struct.unpack(">I", wal[8:12])[0]
+    salts = wal[16:24]
+    offset = _WAL_HEADER_BYTES
+    while offset + _FRAME_HEADER_BYTES + page_size <= len(wal):
+        if wal[offset + 8 : offset + 16] != salts:
+            return
+        yield struct.unpack(">I", wal[offset : offset + 4])[0]
+        offset += _FRAME_HEADER_BYTES + page_size
+
+
+def wal_pages(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> Counter[str]:
+    """The pages the recording's commits write to the WAL, by the table or index each page
+    belongs to (`sqlite_schema` for page 1, whose header records the file's size; the
+    free list's own pages, for the pages a write took from it, which the migrations' table
+    rebuilds left there).
+
+    A WAL frame is a page a transaction changed, written whole at its COMMIT, with two
+    `pwrite` calls, and copied to the database by a later checkpoint: most of SQLite's
+    work on a hand (docs/performance-log.md). The replay empties the WAL after each COMMIT
+    (a checkpoint that writes what the service's automatic ones would, only sooner), so
+    that each COMMIT's frames are read on their own; which page is whose is read at the
+    end, from `dbstat`: the hands free no page, so a page once in use keeps its owner."""
+    wal = Path(f"{path}-wal")
+    pages: list[int] = []
+    with _replaying_connection(path, pragmas) as connection:
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+
+        def committed() -> None:
+            pages.extend(_wal_frames(wal.read_bytes()))
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+        _replay(connection, recording, committed)
+        owner: dict[int, str] = dict(connection.execute("SELECT pageno, name FROM dbstat"))
+        labels = _index_labels(connection)
+    owners = (owner.get(page, _FREE_LIST) for page in pages)
+    return Counter(labels.get(name, name) for name in owners)
+
+
+def _index_labels(connection: sqlite3.Connection) -> dict[str, str]:
+    """Each index named with its table and columns: a constraint's own index has only a
+    number for a name (`sqlite_autoindex_ledger_transactions_3`)."""
+    labels: dict[str, str] = {}
+    indexed = "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'"
+    for name, table in connection.execute(indexed).fetchall():
+        columns = [str(row[2]) for row in connection.execute(f'PRAGMA index_info("{name}")')]
+        labels[name] = f"{name} ({table}: {', '.join(columns)})"
+    return labels
 
 
 _WRITTEN = ("hands", "ledger_transactions", "ledger_entries", "idempotency_records")
@@ -238,6 +323,38 @@ def _floors_ms(
     return floors
 
 
+def _pages_per_hand(
+    source: Path, before: Path, recording: Recording, hands: int, change: Change
+) -> dict[str, float]:
+    """WAL pages a hand writes, by table or index, most first (`wal_pages`), on a copy of
+    `before` with `change` made."""
+    with _settled_copy(before, "paged.db") as replayed:
+        drop_indexes(replayed, change.dropped_indexes)
+        pages = wal_pages(replayed, recording, change.pragmas)
+        if rows_written(replayed) != rows_written(source):
+            raise RuntimeError("the replay did not write what the prototype wrote")
+    return {name: round(count / hands, 2) for name, count in pages.most_common()}
+
+
+def _index_name(label: str) -> str:
+    return label.split(" (", 1)[0]
+
+
+def _pages_summary(by_object: dict[str, float]) -> dict[str, Any]:
+    return {
+        "total": round(sum(by_object.values()), 2),
+        "readers_only_indexes": round(
+            sum(
+                count
+                for label, count in by_object.items()
+                if _index_name(label) in READERS_ONLY_INDEXES
+            ),
+            2,
+        ),
+        "by_object": by_object,
+    }
+
+
 def measure(
     hands: int, seconds: float, change: Change = Change(), rounds: int = 1
 ) -> dict[str, Any]:
@@ -248,6 +365,10 @@ def measure(
         with _settled_copy(source, "before.db") as before:
             recording = record(source, service, hands)
             floors = _floors_ms(source, before, recording, hands, change, rounds)
+            pages = _pages_per_hand(source, before, recording, hands, Change())
+            changed_pages = (
+                _pages_per_hand(source, before, recording, hands, change) if change else {}
+            )
     floor_ms = statistics.median(floors["as_served"])
     with servers.noop(plan.sqlite_workers) as noop:
         noop.wait_ready()
@@ -263,6 +384,7 @@ def measure(
         "noop_cpu_ms_per_request": noop_ms,
         "floor_vs_noop": round(floor_ms / noop_ms, 3) if noop_ms else None,
         "goal_vs_noop": _GOAL,
+        "wal_pages_per_hand": _pages_summary(pages),
     }
     if change:
         changed = statistics.median(floors["changed"])
@@ -272,6 +394,7 @@ def measure(
             "rounds_ms": {name: [round(ms, 4) for ms in values] for name, values in floors.items()},
             "floor_cpu_ms_per_hand": round(changed, 4),
             "against_as_served": round(changed / floor_ms, 3),
+            "wal_pages_per_hand": _pages_summary(changed_pages),
         }
     return measured
 

@@ -34,3 +34,29 @@ def test_an_index_that_backs_a_constraint_is_refused() -> None:
     change = sqlite_floor.Change(dropped_indexes=("sqlite_autoindex_hands_1",))
     with pytest.raises(ValueError, match="sqlite_autoindex_hands_1"):
         sqlite_floor.measure(hands=30, seconds=0.3, change=change)
+
+
+def test_the_pages_a_hand_writes_to_the_wal_are_counted_by_table_and_index() -> None:
+    pages = sqlite_floor.measure(hands=30, seconds=0.3)["wal_pages_per_hand"]
+    by_object = pages["by_object"]
+    assert pages["total"] == pytest.approx(sum(by_object.values()), abs=0.05)
+    for table in ("hands", "ledger_transactions", "ledger_entries", "idempotency_records"):
+        assert by_object[table] >= 1  # every hand writes a row to each, so a page of each
+    # A constraint's own index is named with its table and columns, not only its number.
+    assert any(label.endswith("(ledger_transactions: hash)") for label in by_object)
+    readers_only = sum(
+        count
+        for label, count in by_object.items()
+        if label.split(" (")[0] in sqlite_floor.READERS_ONLY_INDEXES
+    )
+    assert readers_only > 0
+    assert pages["readers_only_indexes"] == pytest.approx(readers_only, abs=0.05)
+
+
+def test_an_index_dropped_writes_no_page() -> None:
+    change = sqlite_floor.Change(dropped_indexes=("ix_hands_table_id",))
+    measured = sqlite_floor.measure(hands=30, seconds=0.3, change=change)
+    as_served = measured["wal_pages_per_hand"]["by_object"]
+    changed = measured["changed"]["wal_pages_per_hand"]["by_object"]
+    assert any(label.startswith("ix_hands_table_id ") for label in as_served)
+    assert not any(label.startswith("ix_hands_table_id ") for label in changed)
