@@ -10,6 +10,7 @@ a figure that moves far less with the host's load than throughput does.
 import os
 import resource
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from pathlib import Path
 
 Meter = Callable[[], float | None]
@@ -55,6 +56,49 @@ def process_group(pgid: int) -> Meter:
     session of its own, so its group id is its pid)."""
     group = str(pgid)
     return lambda: _sum(lambda _, fields: fields[2] == group)
+
+
+def event_loop_threads(pgid: int) -> Meter:
+    """The main thread of every process of a server's group: where its event loop parses,
+    routes and answers each request (and, on SQLite served by one process, runs the unit of
+    work too)."""
+    return lambda: _thread_seconds(str(pgid), main=True)
+
+
+def worker_threads(pgid: int) -> Meter:
+    """Every other thread of the group's processes: the command threads, which run the units
+    of work on PostgreSQL, and the executor's, which run the synchronous routes."""
+    return lambda: _thread_seconds(str(pgid), main=False)
+
+
+def _thread_seconds(group: str, *, main: bool) -> float | None:
+    """CPU seconds of the group's main threads, or of all its other threads (each thread's
+    own, from /proc/<pid>/task/<tid>/stat: a thread that ended took its CPU with it, and the
+    server keeps its threads for its whole life)."""
+    if not _PROC.is_dir():
+        return None
+    total = 0.0
+    for process in _PROC.iterdir():
+        if not process.name.isdigit():
+            continue
+        try:
+            if _fields(process / "stat")[2] != group:
+                continue
+            threads = list((process / "task").iterdir())
+        except OSError:  # gone since listed, or not ours to read
+            continue
+        for thread in threads:
+            if (thread.name == process.name) != main:
+                continue
+            with suppress(OSError):
+                fields = _fields(thread / "stat")
+                total += (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
+    return total
+
+
+def _fields(stat: Path) -> list[str]:
+    """The fields after a /proc stat file's command name (which may hold spaces)."""
+    return stat.read_text().rpartition(") ")[2].split()
 
 
 def postgres() -> Meter:

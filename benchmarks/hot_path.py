@@ -28,9 +28,13 @@ _VARIANTS = {"hot_path": "true", "framework": "false"}
 
 
 def _meters(server: servers.Server, *, postgresql: bool = False) -> dict[str, cpu.Meter]:
-    """The server's CPU and, with `postgresql`, the database's: a variant may move work from
-    one to the other."""
-    meters = {"server": cpu.process_group(server.pid)}
+    """The server's CPU, split between its event loops and its other threads, and, with
+    `postgresql`, the database's: a variant may move work from one to another."""
+    meters = {
+        "server": cpu.process_group(server.pid),
+        "event_loops": cpu.event_loop_threads(server.pid),
+        "worker_threads": cpu.worker_threads(server.pid),
+    }
     if postgresql:
         meters["postgresql"] = cpu.postgres()
     return meters
@@ -128,6 +132,9 @@ def measure(
         names = (*services, "noop")
         per_round: dict[str, list[float | None]] = {name: [] for name in names}
         database_per_round: dict[str, list[float | None]] = {name: [] for name in services}
+        threads_per_round: dict[str, dict[str, list[float | None]]] = {
+            name: {"event_loops": [], "worker_threads": []} for name in names
+        }
         # hands/s of each variant, requests/s of the do-nothing endpoint
         rates: dict[str, list[float | None]] = {name: [] for name in names}
         noop = stack.enter_context(servers.noop(workers))
@@ -139,11 +146,13 @@ def measure(
                 )
                 per_round[name].append(point["cpu_ms_per_unit"]["server"])
                 database_per_round[name].append(point["cpu_ms_per_unit"].get("postgresql"))
+                _note_threads(threads_per_round[name], point)
                 rates[name].append(point["units_per_second"])
             point = http_load.run_point(
                 noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
             )
             per_round["noop"].append(point["cpu_ms_per_unit"]["server"])
+            _note_threads(threads_per_round["noop"], point)
             rates["noop"].append(point["units_per_second"])
     medians = {name: stats.median(values) for name, values in per_round.items()}
     return {
@@ -159,6 +168,10 @@ def measure(
             if database == "postgresql"
             else None
         ),
+        "median_thread_cpu_ms": {
+            name: {kind: stats.median(values) for kind, values in kinds.items()}
+            for name, kinds in threads_per_round.items()
+        },
         "units_per_second": rates,
         "median_units_per_second": {name: stats.median(values) for name, values in rates.items()},
         "hot_path_vs_framework": stats.ratio(medians["hot_path"], medians["framework"]),
@@ -173,6 +186,12 @@ def measure(
         "unindexed_vs_noop": stats.ratio(medians.get("unindexed"), medians["noop"]),
         "optimistic_vs_noop": stats.ratio(medians.get("optimistic"), medians["noop"]),
     }
+
+
+def _note_threads(threads: dict[str, list[float | None]], point: dict[str, Any]) -> None:
+    """A round's CPU per unit of the server's event loops and of its other threads."""
+    for kind, values in threads.items():
+        values.append(point["cpu_ms_per_unit"][kind])
 
 
 def main(argv: list[str] | None = None) -> None:

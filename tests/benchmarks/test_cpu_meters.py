@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -71,3 +72,51 @@ def test_the_load_generator_meter_grows_with_work_in_this_process() -> None:
     while time.process_time() < end:
         pass
     assert cpu.this_process() >= before + 0.04
+
+
+def _spending_in(thread: str) -> "subprocess.Popen[bytes]":
+    """A process that spends 0.3 s of CPU in its main thread or in another (`thread`), then
+    keeps both threads alive: a thread that ended would take its CPU with it."""
+    busy_then_idle = _BUSY.replace("process_time", "thread_time") + "time.sleep(30)\n"
+    script = (
+        "import threading, time\n"
+        f"threading.Thread(target=exec, args=({busy_then_idle!r},)).start()\n"
+        "time.sleep(30)\n"
+        if thread == "worker"
+        else "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(30,)).start()\n" + busy_then_idle
+    )
+    return subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+
+
+def _reading_at_least(meter: cpu.Meter, seconds: float) -> float | None:
+    deadline = time.monotonic() + 20
+    spent = meter()
+    while spent is not None and spent < seconds and time.monotonic() < deadline:
+        time.sleep(0.05)
+        spent = meter()
+    return spent
+
+
+@pytest.mark.parametrize(
+    ("thread", "counted", "left_out"),
+    [
+        ("worker", cpu.worker_threads, cpu.event_loop_threads),
+        ("main", cpu.event_loop_threads, cpu.worker_threads),
+    ],
+)
+def test_the_thread_meters_split_a_servers_cpu_between_its_main_threads_and_the_others(
+    thread: str,
+    counted: Callable[[int], cpu.Meter],
+    left_out: Callable[[int], cpu.Meter],
+) -> None:
+    child = _spending_in(thread)
+    try:
+        # /proc counts a thread's CPU in clock ticks, sampled: a tick or two either way.
+        spent = _reading_at_least(counted(child.pid), 0.25)
+        assert spent is not None and spent >= 0.25
+        other = left_out(child.pid)()
+        assert other is not None and other < 0.1
+    finally:
+        child.kill()
+        child.wait()

@@ -30,7 +30,11 @@ def test_each_variant_is_measured_every_round_with_its_ratios_and_rates(database
     if database == "sqlite":
         assert result["prototype_vs_noop"] > 0 and result["unindexed_vs_noop"] > 0
     assert all(rate > 0 for rate in result["median_units_per_second"].values())
+    threads = result["median_thread_cpu_ms"]  # the server's CPU: its event loops, the rest
+    assert set(threads) == variants
+    assert all(set(kinds) == {"event_loops", "worker_threads"} for kinds in threads.values())
     if database == "postgresql":  # the database's CPU per hand beside the server's
+        assert threads["hot_path"]["worker_threads"] > 0  # the units of work's own threads
         assert set(result["postgresql_cpu_ms"]) == variants - {"noop"}
         assert all(cpu_ms > 0 for cpu_ms in result["median_postgresql_cpu_ms"].values())
     else:
