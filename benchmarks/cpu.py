@@ -10,7 +10,6 @@ a figure that moves far less with the host's load than throughput does.
 import os
 import resource
 from collections.abc import Callable, Iterator
-from contextlib import suppress
 from pathlib import Path
 
 Meter = Callable[[], float | None]
@@ -20,8 +19,9 @@ _PROC = Path("/proc")
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _stats() -> Iterator[tuple[str, list[str]]]:
-    """(command name, fields after it) of every process still there when read."""
+def _stats() -> Iterator[tuple[Path, str, list[str]]]:
+    """(/proc directory, command name, fields after it) of every process still there when
+    read."""
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -30,7 +30,7 @@ def _stats() -> Iterator[tuple[str, list[str]]]:
         except OSError:  # gone since listed, or not ours to read
             continue
         name, _, rest = line.partition(" (")[2].rpartition(") ")
-        yield name, rest.split()
+        yield entry, name, rest.split()
 
 
 def _seconds(fields: list[str]) -> float:
@@ -48,7 +48,7 @@ def _seconds(fields: list[str]) -> float:
 def _sum(selected: Callable[[str, list[str]], bool]) -> float | None:
     if not _PROC.is_dir():
         return None
-    return sum(_seconds(fields) for name, fields in _stats() if selected(name, fields))
+    return sum(_seconds(fields) for _, name, fields in _stats() if selected(name, fields))
 
 
 def process_group(pgid: int) -> Meter:
@@ -61,44 +61,44 @@ def process_group(pgid: int) -> Meter:
 def event_loop_threads(pgid: int) -> Meter:
     """The main thread of every process of a server's group: where its event loop parses,
     routes and answers each request (and, on SQLite served by one process, runs the unit of
-    work too)."""
-    return lambda: _thread_seconds(str(pgid), main=True)
+    work too). With several workers, their supervisor's main thread is counted too; it
+    serves no request."""
+    return lambda: _split(str(pgid), main=True)
 
 
 def worker_threads(pgid: int) -> Meter:
     """Every other thread of the group's processes: the command threads, which run the units
-    of work on PostgreSQL, and the executor's, which run the synchronous routes."""
-    return lambda: _thread_seconds(str(pgid), main=False)
+    of work on PostgreSQL, and the executor's and anyio's, which run the synchronous routes;
+    those that ended included."""
+    return lambda: _split(str(pgid), main=False)
 
 
-def _thread_seconds(group: str, *, main: bool) -> float | None:
-    """CPU seconds of the group's main threads, or of all its other threads (each thread's
-    own, from /proc/<pid>/task/<tid>/stat: a thread that ended took its CPU with it, and the
-    server keeps its threads for its whole life)."""
+def _split(group: str, *, main: bool) -> float | None:
+    """CPU seconds of the group's main threads, or of the rest of its processes' own CPU.
+
+    The rest is the process's own time less its main thread's: a process's own time keeps
+    the time of threads that ended (anyio ends its idle worker threads after ten seconds),
+    where a thread's entry goes with it. Neither counts the children a process waited for,
+    which `process_group` does."""
     if not _PROC.is_dir():
         return None
     total = 0.0
-    for process in _PROC.iterdir():
-        if not process.name.isdigit():
+    for process, _, fields in _stats():
+        if fields[2] != group:
             continue
         try:
-            if _fields(process / "stat")[2] != group:
-                continue
-            threads = list((process / "task").iterdir())
-        except OSError:  # gone since listed, or not ours to read
+            line = (process / "task" / process.name / "stat").read_text()
+        except OSError:  # gone since listed
             continue
-        for thread in threads:
-            if (thread.name == process.name) != main:
-                continue
-            with suppress(OSError):
-                fields = _fields(thread / "stat")
-                total += (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
+        main_thread = _own_seconds(line.rpartition(") ")[2].split())
+        total += main_thread if main else _own_seconds(fields) - main_thread
     return total
 
 
-def _fields(stat: Path) -> list[str]:
-    """The fields after a /proc stat file's command name (which may hold spaces)."""
-    return stat.read_text().rpartition(") ")[2].split()
+def _own_seconds(fields: list[str]) -> float:
+    """A process's or a thread's own CPU (user + system), from its stat fields."""
+    # After the name: state, ppid, pgrp, ...; utime and stime the 12th and 13th.
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
 
 
 def postgres() -> Meter:

@@ -187,52 +187,78 @@ def replay_cpu_seconds(path: Path, recording: Recording, pragmas: Sequence[str] 
         return time.process_time() - started
 
 
-_FREE_LIST = "(the free list)"
 _WAL_HEADER_BYTES = 32
 _FRAME_HEADER_BYTES = 24
 
 
-def _wal_frames(wal: bytes) -> Iterator[int]:
-    """The page number of each frame of a WAL file that one checkpoint emptied before the
-    transaction that wrote it: the frames after the header whose salts are the header's."""
+def committed_frames(wal: bytes) -> list[int]:
+    """The page number of each committed frame of a WAL file: the frames after its header
+    that carry the header's salts (older ones, left from before a checkpoint reset the
+    log, carry others), up to the last that ends a transaction (a transaction that never
+    committed may have left frames after it)."""
     if len(wal) < _WAL_HEADER_BYTES:
-        return
+        return []
     page_size = struct.unpack(">I", wal[8:12])[0]
+    frame_bytes = _FRAME_HEADER_BYTES + page_size  # the log's header holds it whole
     salts = wal[16:24]
-    offset = _WAL_HEADER_BYTES
-    while offset + _FRAME_HEADER_BYTES + page_size <= len(wal):
+    pages: list[int] = []
+    committed = 0
+    for offset in range(_WAL_HEADER_BYTES, len(wal) - frame_bytes + 1, frame_bytes):
+        page, commit_size = struct.unpack(">II", wal[offset : offset + 8])
         if wal[offset + 8 : offset + 16] != salts:
-            return
-        yield struct.unpack(">I", wal[offset : offset + 4])[0]
-        offset += _FRAME_HEADER_BYTES + page_size
+            break
+        pages.append(page)
+        if commit_size:  # the frame that ends a transaction holds the file's size after it
+            committed = len(pages)
+    return pages[:committed]
+
+
+FREE_BEFORE = "(pages free before the replay)"
+"""Where `wal_pages` counts the pages that were free when the replay began: the free list's
+own, and the pages the writes took from it (an index dropped leaves its pages there)."""
 
 
 def wal_pages(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> Counter[str]:
     """The pages the recording's commits write to the WAL, by the table or index each page
-    belongs to (`sqlite_schema` for page 1, whose header records the file's size; the
-    free list's own pages, for the pages a write took from it, which the migrations' table
-    rebuilds left there).
+    belongs to (`sqlite_schema` for page 1, whose header records the file's size).
 
     A WAL frame is a page a transaction changed, written whole at its COMMIT, with two
     `pwrite` calls, and copied to the database by a later checkpoint: most of SQLite's
     work on a hand (docs/performance-log.md). The replay empties the WAL after each COMMIT
     (a checkpoint that writes what the service's automatic ones would, only sooner), so
-    that each COMMIT's frames are read on their own; which page is whose is read at the
-    end, from `dbstat`: the hands free no page, so a page once in use keeps its owner."""
+    that each COMMIT's frames are read on their own. A page's owner is read from `dbstat`:
+    one in use before the replay keeps its owner (checked), one added to the file by it
+    has the owner it ends with, and one free before it (`FREE_BEFORE`) may have been the
+    free list's before it was a table's."""
     wal = Path(f"{path}-wal")
     pages: list[int] = []
     with _replaying_connection(path, pragmas) as connection:
+        owner_before = _page_owners(connection)
+        file_pages = connection.execute("PRAGMA page_count").fetchone()[0]
+        free_before = set(range(1, file_pages + 1)) - owner_before.keys()
         connection.execute("PRAGMA wal_autocheckpoint=0")
 
         def committed() -> None:
-            pages.extend(_wal_frames(wal.read_bytes()))
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            pages.extend(committed_frames(wal.read_bytes()))
+            busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy:  # the log was not emptied: the next COMMIT's frames would follow these
+                raise RuntimeError("the WAL could not be emptied after a COMMIT")
 
         _replay(connection, recording, committed)
-        owner: dict[int, str] = dict(connection.execute("SELECT pageno, name FROM dbstat"))
+        owner = _page_owners(connection)
         labels = _index_labels(connection)
-    owners = (owner.get(page, _FREE_LIST) for page in pages)
-    return Counter(labels.get(name, name) for name in owners)
+    moved = [page for page, name in owner_before.items() if owner.get(page) != name]
+    if moved:
+        raise RuntimeError(f"pages that changed owners during the replay: {moved[:10]}")
+    return Counter(
+        FREE_BEFORE if page in free_before else labels.get(owner[page], owner[page])
+        for page in pages
+    )
+
+
+def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
+    """The table or index each page in use belongs to (page 1: `sqlite_schema`)."""
+    return dict(connection.execute("SELECT pageno, name FROM dbstat"))
 
 
 def _index_labels(connection: sqlite3.Connection) -> dict[str, str]:
@@ -323,35 +349,29 @@ def _floors_ms(
     return floors
 
 
-def _pages_per_hand(
-    source: Path, before: Path, recording: Recording, hands: int, change: Change
-) -> dict[str, float]:
-    """WAL pages a hand writes, by table or index, most first (`wal_pages`), on a copy of
+def _pages_written(
+    source: Path, before: Path, recording: Recording, change: Change
+) -> Counter[str]:
+    """The WAL pages the recording writes, by table or index (`wal_pages`), on a copy of
     `before` with `change` made."""
     with _settled_copy(before, "paged.db") as replayed:
         drop_indexes(replayed, change.dropped_indexes)
         pages = wal_pages(replayed, recording, change.pragmas)
         if rows_written(replayed) != rows_written(source):
             raise RuntimeError("the replay did not write what the prototype wrote")
-    return {name: round(count / hands, 2) for name, count in pages.most_common()}
+    return pages
 
 
-def _index_name(label: str) -> str:
-    return label.split(" (", 1)[0]
-
-
-def _pages_summary(by_object: dict[str, float]) -> dict[str, Any]:
+def _pages_per_hand(pages: Counter[str], hands: int) -> dict[str, Any]:
+    """The pages a hand writes: in all, to the indexes only readers need (the labels start
+    with the index's name), and by table or index, most first."""
+    readers_only = sum(
+        count for label, count in pages.items() if label.split(" (", 1)[0] in READERS_ONLY_INDEXES
+    )
     return {
-        "total": round(sum(by_object.values()), 2),
-        "readers_only_indexes": round(
-            sum(
-                count
-                for label, count in by_object.items()
-                if _index_name(label) in READERS_ONLY_INDEXES
-            ),
-            2,
-        ),
-        "by_object": by_object,
+        "total": round(pages.total() / hands, 2),
+        "readers_only_indexes": round(readers_only / hands, 2),
+        "by_object": {label: round(count / hands, 2) for label, count in pages.most_common()},
     }
 
 
@@ -365,9 +385,9 @@ def measure(
         with _settled_copy(source, "before.db") as before:
             recording = record(source, service, hands)
             floors = _floors_ms(source, before, recording, hands, change, rounds)
-            pages = _pages_per_hand(source, before, recording, hands, Change())
+            pages = _pages_written(source, before, recording, Change())
             changed_pages = (
-                _pages_per_hand(source, before, recording, hands, change) if change else {}
+                _pages_written(source, before, recording, change) if change else Counter()
             )
     floor_ms = statistics.median(floors["as_served"])
     with servers.noop(plan.sqlite_workers) as noop:
@@ -384,7 +404,7 @@ def measure(
         "noop_cpu_ms_per_request": noop_ms,
         "floor_vs_noop": round(floor_ms / noop_ms, 3) if noop_ms else None,
         "goal_vs_noop": _GOAL,
-        "wal_pages_per_hand": _pages_summary(pages),
+        "wal_pages_per_hand": _pages_per_hand(pages, hands),
     }
     if change:
         changed = statistics.median(floors["changed"])
@@ -394,7 +414,7 @@ def measure(
             "rounds_ms": {name: [round(ms, 4) for ms in values] for name, values in floors.items()},
             "floor_cpu_ms_per_hand": round(changed, 4),
             "against_as_served": round(changed / floor_ms, 3),
-            "wal_pages_per_hand": _pages_summary(changed_pages),
+            "wal_pages_per_hand": _pages_per_hand(changed_pages, hands),
         }
     return measured
 

@@ -6,6 +6,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from subprocess import Popen
+from typing import Literal
 
 import pytest
 
@@ -74,17 +76,21 @@ def test_the_load_generator_meter_grows_with_work_in_this_process() -> None:
     assert cpu.this_process() >= before + 0.04
 
 
-def _spending_in(thread: str) -> "subprocess.Popen[bytes]":
-    """A process that spends 0.3 s of CPU in its main thread or in another (`thread`), then
-    keeps both threads alive: a thread that ended would take its CPU with it."""
-    busy_then_idle = _BUSY.replace("process_time", "thread_time") + "time.sleep(30)\n"
+_BUSY_THREAD = _BUSY.replace("process_time", "thread_time")
+"""0.3 s of the CPU of the thread that runs it."""
+
+
+def _spending(in_thread: Literal["main", "worker"], *, worker_ends: bool = False) -> Popen[bytes]:
+    """A process that spends 0.3 s of CPU in its main thread or in another, then sleeps;
+    the other thread sleeps as long, or, with `worker_ends`, ends once it has spent it."""
+    if in_thread == "worker":
+        after = "" if worker_ends else "time.sleep(30)\n"
+        worker, main = _BUSY_THREAD + after, "time.sleep(30)\n"
+    else:
+        worker, main = "time.sleep(30)\n", _BUSY_THREAD + "time.sleep(30)\n"
     script = (
         "import threading, time\n"
-        f"threading.Thread(target=exec, args=({busy_then_idle!r},)).start()\n"
-        "time.sleep(30)\n"
-        if thread == "worker"
-        else "import threading, time\n"
-        "threading.Thread(target=time.sleep, args=(30,)).start()\n" + busy_then_idle
+        f"threading.Thread(target=exec, args=({worker!r},)).start()\n" + main
     )
     return subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
 
@@ -99,24 +105,40 @@ def _reading_at_least(meter: cpu.Meter, seconds: float) -> float | None:
 
 
 @pytest.mark.parametrize(
-    ("thread", "counted", "left_out"),
+    ("in_thread", "counted", "left_out"),
     [
         ("worker", cpu.worker_threads, cpu.event_loop_threads),
         ("main", cpu.event_loop_threads, cpu.worker_threads),
     ],
 )
 def test_the_thread_meters_split_a_servers_cpu_between_its_main_threads_and_the_others(
-    thread: str,
+    in_thread: Literal["main", "worker"],
     counted: Callable[[int], cpu.Meter],
     left_out: Callable[[int], cpu.Meter],
 ) -> None:
-    child = _spending_in(thread)
+    child = _spending(in_thread)
     try:
         # /proc counts a thread's CPU in clock ticks, sampled: a tick or two either way.
         spent = _reading_at_least(counted(child.pid), 0.25)
         assert spent is not None and spent >= 0.25
         other = left_out(child.pid)()
         assert other is not None and other < 0.1
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_worker_threads_meter_keeps_the_cpu_of_a_thread_that_ended() -> None:
+    child = _spending("worker", worker_ends=True)
+    try:
+        spent = _reading_at_least(cpu.worker_threads(child.pid), 0.25)
+        assert spent is not None and spent >= 0.25
+        deadline = time.monotonic() + 20
+        while len(os.listdir(f"/proc/{child.pid}/task")) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.listdir(f"/proc/{child.pid}/task") == [str(child.pid)]  # it has ended
+        still = cpu.worker_threads(child.pid)()
+        assert still is not None and still >= spent
     finally:
         child.kill()
         child.wait()
