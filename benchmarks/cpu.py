@@ -19,18 +19,29 @@ _PROC = Path("/proc")
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _stats() -> Iterator[tuple[Path, str, list[str]]]:
-    """(/proc directory, command name, fields after it) of every process still there when
-    read."""
+def _read_stat(stat: Path) -> tuple[str, list[str]]:
+    """(command name, fields after it) of a process's or thread's stat file; the name is in
+    parentheses and may hold spaces and parentheses itself."""
+    name, _, rest = stat.read_text().partition(" (")[2].rpartition(") ")
+    return name, rest.split()
+
+
+def _stats() -> Iterator[tuple[str, list[str]]]:
+    """(command name, fields after it) of every process still there when read."""
     for entry in _PROC.iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            line = (entry / "stat").read_text()
+            stat = _read_stat(entry / "stat")
         except OSError:  # gone since listed, or not ours to read
             continue
-        name, _, rest = line.partition(" (")[2].rpartition(") ")
-        yield entry, name, rest.split()
+        yield stat
+
+
+def _own_seconds(fields: list[str]) -> float:
+    """A process's or a thread's own CPU (user + system)."""
+    # After the name: state, ppid, pgrp, ...; utime and stime the 12th and 13th.
+    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
 
 
 def _seconds(fields: list[str]) -> float:
@@ -41,14 +52,14 @@ def _seconds(fields: list[str]) -> float:
     the database once used less than nothing per deposit. Its parent (the postmaster, a
     server's supervisor) waits for it, and from then on counts its CPU as its children's.
     """
-    # After the name: state, ppid, pgrp, ...; utime, stime, cutime and cstime the 12th-15th.
-    return sum(int(field) for field in fields[11:15]) / _TICKS_PER_SECOND
+    # cutime and cstime, the 14th and 15th.
+    return _own_seconds(fields) + (int(fields[13]) + int(fields[14])) / _TICKS_PER_SECOND
 
 
 def _sum(selected: Callable[[str, list[str]], bool]) -> float | None:
     if not _PROC.is_dir():
         return None
-    return sum(_seconds(fields) for _, name, fields in _stats() if selected(name, fields))
+    return sum(_seconds(fields) for name, fields in _stats() if selected(name, fields))
 
 
 def process_group(pgid: int) -> Meter:
@@ -83,22 +94,20 @@ def _split(group: str, *, main: bool) -> float | None:
     if not _PROC.is_dir():
         return None
     total = 0.0
-    for process, _, fields in _stats():
-        if fields[2] != group:
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit():
             continue
         try:
-            line = (process / "task" / process.name / "stat").read_text()
-        except OSError:  # gone since listed
+            # The main thread first: the process's time, read after it, then holds all of it.
+            _, thread = _read_stat(entry / "task" / entry.name / "stat")
+            if thread[2] != group:  # a thread's stat names its process's group too
+                continue
+            _, process = _read_stat(entry / "stat")
+        except OSError:  # gone since listed, or not ours to read
             continue
-        main_thread = _own_seconds(line.rpartition(") ")[2].split())
-        total += main_thread if main else _own_seconds(fields) - main_thread
+        main_thread = _own_seconds(thread)
+        total += main_thread if main else _own_seconds(process) - main_thread
     return total
-
-
-def _own_seconds(fields: list[str]) -> float:
-    """A process's or a thread's own CPU (user + system), from its stat fields."""
-    # After the name: state, ppid, pgrp, ...; utime and stime the 12th and 13th.
-    return (int(fields[11]) + int(fields[12])) / _TICKS_PER_SECOND
 
 
 def postgres() -> Meter:

@@ -248,8 +248,9 @@ def wal_pages(path: Path, recording: Recording, pragmas: Sequence[str] = ()) -> 
         owner = _page_owners(connection)
         labels = _index_labels(connection)
     moved = [page for page, name in owner_before.items() if owner.get(page) != name]
-    if moved:
-        raise RuntimeError(f"pages that changed owners during the replay: {moved[:10]}")
+    freed = sorted(set(pages) - free_before - owner.keys())
+    if moved or freed:
+        raise RuntimeError(f"pages freed or moved during the replay: {(moved + freed)[:10]}")
     return Counter(
         FREE_BEFORE if page in free_before else labels.get(owner[page], owner[page])
         for page in pages

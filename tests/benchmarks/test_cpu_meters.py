@@ -80,17 +80,23 @@ _BUSY_THREAD = _BUSY.replace("process_time", "thread_time")
 """0.3 s of the CPU of the thread that runs it."""
 
 
-def _spending(in_thread: Literal["main", "worker"], *, worker_ends: bool = False) -> Popen[bytes]:
-    """A process that spends 0.3 s of CPU in its main thread or in another, then sleeps;
-    the other thread sleeps as long, or, with `worker_ends`, ends once it has spent it."""
-    if in_thread == "worker":
-        after = "" if worker_ends else "time.sleep(30)\n"
-        worker, main = _BUSY_THREAD + after, "time.sleep(30)\n"
-    else:
-        worker, main = "time.sleep(30)\n", _BUSY_THREAD + "time.sleep(30)\n"
+def _spending(in_thread: Literal["main", "worker"]) -> Popen[bytes]:
+    """A process that spends 0.3 s of CPU in its main thread or in another, then keeps both
+    threads alive: a thread that ended would no longer be listed."""
+    busy, idle = _BUSY_THREAD + "time.sleep(30)\n", "time.sleep(30)\n"
+    worker, main = (busy, idle) if in_thread == "worker" else (idle, busy)
+    return _started(worker, main)
+
+
+def _spending_in_a_thread_that_ends() -> Popen[bytes]:
+    """A process whose second thread spends 0.3 s of CPU and ends, its main thread asleep."""
+    return _started(_BUSY_THREAD, "time.sleep(30)\n")
+
+
+def _started(worker: str, main: str) -> Popen[bytes]:
     script = (
-        "import threading, time\n"
-        f"threading.Thread(target=exec, args=({worker!r},)).start()\n" + main
+        f"import threading, time\nthreading.Thread(target=exec, args=({worker!r},)).start()\n"
+        + main
     )
     return subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
 
@@ -129,7 +135,7 @@ def test_the_thread_meters_split_a_servers_cpu_between_its_main_threads_and_the_
 
 
 def test_the_worker_threads_meter_keeps_the_cpu_of_a_thread_that_ended() -> None:
-    child = _spending("worker", worker_ends=True)
+    child = _spending_in_a_thread_that_ends()
     try:
         spent = _reading_at_least(cpu.worker_threads(child.pid), 0.25)
         assert spent is not None and spent >= 0.25

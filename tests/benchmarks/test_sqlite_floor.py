@@ -1,6 +1,10 @@
 """The floor under a SQLite hand: the prototype's statements replayed on a bare connection."""
 
+import sqlite3
 import struct
+from contextlib import closing
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,22 +42,88 @@ def test_an_index_that_backs_a_constraint_is_refused() -> None:
         sqlite_floor.measure(hands=30, seconds=0.3, change=change)
 
 
-def test_the_pages_a_hand_writes_to_the_wal_are_counted_by_table_and_index() -> None:
+@pytest.fixture(scope="module")
+def pages_without_the_readers_indexes() -> dict[str, Any]:
+    """The page census of one measurement, as served and without the six indexes that only
+    readers need."""
     readers_only = sqlite_floor.Change(dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES)
     measured = sqlite_floor.measure(hands=30, seconds=0.3, change=readers_only)
-    as_served = measured["wal_pages_per_hand"]
-    without = measured["changed"]["wal_pages_per_hand"]
+    return {
+        "as_served": measured["wal_pages_per_hand"],
+        "without": measured["changed"]["wal_pages_per_hand"],
+    }
+
+
+def test_each_table_a_hand_writes_a_row_to_has_its_pages_counted(
+    pages_without_the_readers_indexes: dict[str, Any],
+) -> None:
+    by_object = pages_without_the_readers_indexes["as_served"]["by_object"]
     for table in ("hands", "ledger_transactions", "ledger_entries", "idempotency_records"):
-        assert as_served["by_object"][table] >= 1  # a hand writes a row to each
-    # A constraint's own index is named with its table and columns, not only its number.
-    assert any(label.endswith("(ledger_transactions: hash)") for label in as_served["by_object"])
-    # The indexes dropped write nothing, and the hand saves about what they wrote: a little
-    # less, as its new pages come from the free list they left, which is written too.
-    assert without["readers_only_indexes"] == 0
+        assert by_object[table] >= 1
+
+
+def test_a_constraints_own_index_is_named_with_its_table_and_columns(
+    pages_without_the_readers_indexes: dict[str, Any],
+) -> None:
+    by_object = pages_without_the_readers_indexes["as_served"]["by_object"]
+    assert any(label.endswith("(ledger_transactions: hash)") for label in by_object)
+
+
+def test_the_indexes_dropped_write_no_page(
+    pages_without_the_readers_indexes: dict[str, Any],
+) -> None:
+    assert pages_without_the_readers_indexes["as_served"]["readers_only_indexes"] > 0
+    assert pages_without_the_readers_indexes["without"]["readers_only_indexes"] == 0
+
+
+def test_a_hand_saves_about_the_pages_the_dropped_indexes_wrote(
+    pages_without_the_readers_indexes: dict[str, Any],
+) -> None:
+    """A little less: the hand's new pages come from the free list the indexes left, whose
+    own pages are written too."""
+    as_served, without = (
+        pages_without_the_readers_indexes["as_served"],
+        pages_without_the_readers_indexes["without"],
+    )
     dropped = as_served["readers_only_indexes"]
-    saved = as_served["total"] - without["total"]
-    assert dropped > 0 and 0.75 * dropped <= saved <= dropped + 0.1
-    assert without["by_object"][sqlite_floor.FREE_BEFORE] > 0
+    assert 0.75 * dropped <= as_served["total"] - without["total"] <= dropped + 0.1
+
+
+def test_the_pages_a_dropped_index_left_free_are_counted_apart(
+    pages_without_the_readers_indexes: dict[str, Any],
+) -> None:
+    assert pages_without_the_readers_indexes["without"]["by_object"][sqlite_floor.FREE_BEFORE] > 0
+    assert (
+        sqlite_floor.FREE_BEFORE not in pages_without_the_readers_indexes["as_served"]["by_object"]
+    )
+
+
+def _small_database(path: Path, rows: int) -> Path:
+    """A file with one table of `rows` rows and an index on its one column."""
+    with closing(sqlite3.connect(path)) as connection:
+        connection.execute("CREATE TABLE t (v TEXT)")
+        connection.execute("CREATE INDEX ix_t_v ON t (v)")
+        connection.executemany("INSERT INTO t VALUES (?)", ((f"{n:0200}",) for n in range(rows)))
+        connection.commit()
+    return path
+
+
+def _recording(*statements: str) -> sqlite_floor.Recording:
+    return sqlite_floor.Recording(statements=[(statement, ()) for statement in statements])
+
+
+def test_a_commits_pages_are_counted_by_the_table_or_index_each_belongs_to(tmp_path: Path) -> None:
+    database = _small_database(tmp_path / "small.db", rows=1)
+    recording = _recording("INSERT INTO t VALUES ('x')", sqlite_floor.COMMIT)
+    assert sqlite_floor.wal_pages(database, recording) == {"t": 1, "ix_t_v (t: v)": 1}
+
+
+def test_a_replay_that_frees_pages_is_refused(tmp_path: Path) -> None:
+    """A page freed would be counted under its owner at the end, which it no longer has."""
+    database = _small_database(tmp_path / "small.db", rows=200)
+    recording = _recording("DELETE FROM t", sqlite_floor.COMMIT)
+    with pytest.raises(RuntimeError, match="freed or moved"):
+        sqlite_floor.wal_pages(database, recording)
 
 
 def _wal(frames: list[tuple[int, int, bytes]], page_size: int = 512) -> bytes:
