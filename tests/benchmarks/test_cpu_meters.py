@@ -81,8 +81,8 @@ _BUSY_THREAD = _BUSY.replace("process_time", "thread_time")
 
 
 def _spending(in_thread: Literal["main", "worker"]) -> Popen[bytes]:
-    """A process that spends 0.3 s of CPU in its main thread or in another, then keeps both
-    threads alive: a thread that ended would no longer be listed."""
+    """A process that spends 0.3 s of CPU in its main thread or in another; both threads
+    then sleep until the test ends it."""
     busy, idle = _BUSY_THREAD + "time.sleep(30)\n", "time.sleep(30)\n"
     worker, main = (busy, idle) if in_thread == "worker" else (idle, busy)
     return _started(worker, main)
