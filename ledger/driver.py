@@ -244,6 +244,8 @@ def send_queued_writes_first(engine: Engine) -> None:
             raise
 
     def drop(connection: Connection) -> None:
+        if connection.invalidated:
+            return  # lost, and its queue with it: the pool clears its record's info
         holder = connection.info.get(_QUEUED)
         if holder is not None:
             holder.drop_queued()
