@@ -93,7 +93,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
     def on_startup() -> None:
-        share_connections_between_threads(settings.database_pool_size)
+        keeping = database.command_connections
+        share_connections_between_threads(
+            settings.database_pool_size, keeping.keep_one_in_this_thread if keeping else None
+        )
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)
 

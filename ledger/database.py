@@ -116,7 +116,6 @@ def _ping_after_idle(engine: Engine, idle_seconds: float) -> None:
     replaces the whole pool on that disconnect, and the requests after it get new
     connections. A connection gone stale while idle (a restart overnight, a firewall's idle
     timeout) is pinged and replaced as before."""
-    dialect = engine.dialect
 
     @event.listens_for(engine, "checkin")
     def _checked_in(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
@@ -127,14 +126,21 @@ def _ping_after_idle(engine: Engine, idle_seconds: float) -> None:
         checked_in = record.info.get(_CHECKED_IN_AT)
         if checked_in is None or time.monotonic() - checked_in < idle_seconds:
             return  # new, or back at work within the second
-        try:
-            dialect.do_ping(dbapi_connection)
-        except dialect.loaded_dbapi.Error as error:
-            # As pre-ping does: only a lost connection replaces the pool; any other error is
-            # the unit of work's to report.
-            if dialect.is_disconnect(error, dbapi_connection, None):
-                raise InvalidatePoolError("an idle connection was found lost") from error
-            raise
+        if found_lost(engine, dbapi_connection):
+            raise InvalidatePoolError("an idle connection was found lost")
+
+
+def found_lost(engine: Engine, dbapi_connection: Any) -> bool:
+    """Whether a ping finds the connection lost. As SQLAlchemy's pre-ping does, any other
+    error is raised: it is the unit of work's to report."""
+    dialect = engine.dialect
+    try:
+        dialect.do_ping(dbapi_connection)
+    except dialect.loaded_dbapi.Error as error:
+        if dialect.is_disconnect(error, dbapi_connection, None):
+            return True
+        raise
+    return False
 
 
 def _in_memory(url: str) -> bool:

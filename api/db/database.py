@@ -1,6 +1,7 @@
 """One handle on the database: the engine, and units of work for writing and for reading."""
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from sqlalchemy.exc import DBAPIError, PendingRollbackError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from ledger.database import POOL_SIZE, make_engine
+from ledger.database import PING_AFTER_IDLE_SECONDS, POOL_SIZE, found_lost, make_engine
 from ledger.driver import driving
 
 
@@ -20,6 +21,7 @@ class Database:
     engine: Engine
     readers: sessionmaker[Session]
     sqlite_writer: "SqliteWriter | None"
+    command_connections: "CommandConnections | None"
     prober: Engine
 
     @classmethod
@@ -56,6 +58,7 @@ class Database:
             engine=engine,
             readers=sessionmaker(reader_engine, expire_on_commit=False),
             sqlite_writer=SqliteWriter(engine) if is_sqlite else None,
+            command_connections=None if is_sqlite else CommandConnections(engine),
             prober=prober.execution_options(sqlite_begin="DEFERRED"),
         )
 
@@ -67,10 +70,14 @@ class Database:
     def transaction(self) -> Iterator[Session]:
         """A unit of work: committed if the block returns, rolled back if it raises.
 
-        On SQLite it runs on the writer's kept connection (`SqliteWriter`), on PostgreSQL
-        on one from the pool; either way as `_unit_of_work` runs it."""
+        On SQLite it runs on the writer's kept connection (`SqliteWriter`); on PostgreSQL on
+        the connection its command thread keeps (`CommandConnections`), else on one from the
+        pool; either way as `_unit_of_work` runs it."""
         if self.sqlite_writer is not None:
             with self.sqlite_writer.transaction() as session:
+                yield session
+        elif (kept := self._kept_in_this_thread()) is not None:
+            with kept.transaction() as session:
                 yield session
         else:
             with (
@@ -91,7 +98,15 @@ class Database:
         connection (docs/performance-log.md, "PostgreSQL's prepared statements and the
         chain head's plan"). A read refused on the way (an unknown token, a hand not found)
         ends by COMMIT too: any client could otherwise wipe a pooled connection's statements
-        at will. Only a read the database failed rolls back, as it must."""
+        at will. Only a read the database failed rolls back, as it must.
+
+        In a command thread on PostgreSQL the read runs on the thread's kept connection, the
+        same way: the thread holds it for good, and a token look-up there must not wait for
+        a second connection from the pool."""
+        if (kept := self._kept_in_this_thread()) is not None:
+            with kept.reading() as session:
+                yield session
+            return
         with self.readers() as session:
             try:
                 yield session
@@ -101,6 +116,9 @@ class Database:
                 self._end_read(session)
                 raise
             self._end_read(session)
+
+    def _kept_in_this_thread(self) -> "KeptConnection | None":
+        return self.command_connections.here() if self.command_connections else None
 
     def _end_read(self, session: Session) -> None:
         if self.is_postgresql:  # READ ONLY: there is nothing a COMMIT could keep
@@ -116,46 +134,81 @@ class Database:
     def dispose(self) -> None:
         if self.sqlite_writer is not None:
             self.sqlite_writer.close()
+        if self.command_connections is not None:
+            self.command_connections.close()
         self.engine.dispose()
         self.prober.dispose()
 
 
-class SqliteWriter:
-    """This process's writes to SQLite, one at a time, on one connection kept open.
+class KeptConnection:
+    """A connection kept open for units of work that take turns on it, and its one `Session`.
 
-    SQLite has one writer at a time. Queuing this process's writers on a lock is fair and
-    prompt; left to SQLite's busy handler they poll with growing sleeps, and under load a
-    writer sleeps on long after the lock is free: a slow tail. Since they take turns
-    anyway, they share one connection and one `Session` on it: a unit of work then skips
-    the pool's checkout and reset, about 80 µs each, 4% of a hand's instructions on the hot
-    path (docs/performance-log.md), and the connection's page cache stays warm. Reads
-    keep their own pooled connections, which never wait for the writer.
-    """
+    A unit of work on it skips the pool's checkout and return: about 80 µs each on SQLite,
+    4% of a hand's instructions on the hot path, and 37-46 µs on PostgreSQL (docs/performance-
+    log.md, "SQLite's writes on one kept connection"; "A hand's WAL pages, where a
+    PostgreSQL hand's CPU runs, and a kept connection's worth"). It is opened anew when there
+    is none or the last was lost, and, given `ping_after_idle_seconds`, pinged first once it
+    has sat idle that long, as the pool pings its own (`ledger.database`): a connection gone
+    stale overnight is replaced unseen instead of failing a request."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, ping_after_idle_seconds: float | None = None) -> None:
         self._engine = engine
-        self._turn = threading.Lock()
+        self._ping_after_idle_seconds = ping_after_idle_seconds
         self._connection: Connection | None = None
         self._session: Session | None = None
+        self._idle_since = time.monotonic()
+        self.in_use = False
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        with self._turn:
-            connection, session = self._kept()
-            with _unit_of_work(connection, session):
+        with self._taken() as (connection, session), _unit_of_work(connection, session):
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """A READ ONLY transaction, ended as `Database.reading` ends one: by COMMIT, unless
+        the database failed it (PostgreSQL only: SQLite's reads use the pool)."""
+        with self._taken() as (connection, session):
+            driver_connection: Any = connection.connection.driver_connection
+            driver_connection.read_only = True  # psycopg's BEGIN becomes BEGIN READ ONLY
+            transaction = connection.begin()
+            try:
                 yield session
+            except DBAPIError:
+                raise  # rolled back below, as it must be
+            except Exception:
+                transaction.commit()
+                raise
+            else:
+                transaction.commit()
+            finally:
+                if transaction.is_active:
+                    transaction.rollback()
+                session.close()
+                if not connection.invalidated:
+                    driver_connection.read_only = False
 
     def close(self) -> None:
-        with self._turn:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = self._session = None
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = self._session = None
+
+    @contextmanager
+    def _taken(self) -> Iterator[tuple[Connection, Session]]:
+        self.in_use = True
+        try:
+            yield self._kept()
+        finally:
+            self.in_use = False
+            self._idle_since = time.monotonic()
 
     def _kept(self) -> tuple[Connection, Session]:
         """The kept connection and its one `Session`, both opened anew if there is none or
         the last connection was lost. A `Session` is reusable once closed: keeping it saves
         a unit of work building one, about 15 µs (docs/performance-log.md)."""
         connection = self._connection
+        if connection is not None and self._found_lost(connection):
+            connection.invalidate()
         if connection is None or connection.invalidated or connection.closed:
             if connection is not None:
                 connection.close()
@@ -164,6 +217,73 @@ class SqliteWriter:
         if self._session is None:
             self._session = _joining(connection)
         return connection, self._session
+
+    def _found_lost(self, connection: Connection) -> bool:
+        idle = self._ping_after_idle_seconds
+        if idle is None or connection.invalidated or connection.closed:
+            return False
+        if time.monotonic() - self._idle_since < idle:
+            return False  # back at work within the second
+        return found_lost(self._engine, connection.connection.dbapi_connection)
+
+
+class SqliteWriter:
+    """This process's writes to SQLite, one at a time, on one connection kept open.
+
+    SQLite has one writer at a time. Queuing this process's writers on a lock is fair and
+    prompt; left to SQLite's busy handler they poll with growing sleeps, and under load a
+    writer sleeps on long after the lock is free: a slow tail. Since they take turns
+    anyway, they share one `KeptConnection`, and its page cache stays warm. Reads keep their
+    own pooled connections, which never wait for the writer.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._turn = threading.Lock()
+        self._kept = KeptConnection(engine)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        with self._turn, self._kept.transaction() as session:
+            yield session
+
+    def close(self) -> None:
+        with self._turn:
+            self._kept.close()
+
+
+class CommandConnections:
+    """PostgreSQL: a connection kept by each command thread (`api.db.threads`), for its units
+    of work and its reads (the token look-ups), which run there one at a time.
+
+    The command threads are as many as half the pool's connections, so the threads that keep
+    one leave the other half to the executor's threads, whose reads take turns on it as
+    before; the process still opens no more connections than the pool holds. A thread that
+    keeps none (the executor's, a test's, the command line's), and a unit of work begun while
+    the thread's own connection is at work, take one from the pool."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._here = threading.local()
+        self._lock = threading.Lock()
+        self._kept: list[KeptConnection] = []
+
+    def keep_one_in_this_thread(self) -> None:
+        kept = KeptConnection(self._engine, PING_AFTER_IDLE_SECONDS)
+        self._here.kept = kept
+        with self._lock:
+            self._kept.append(kept)
+
+    def here(self) -> KeptConnection | None:
+        """This thread's kept connection, unless it keeps none or it is at work."""
+        kept: KeptConnection | None = getattr(self._here, "kept", None)
+        return None if kept is None or kept.in_use else kept
+
+    def close(self) -> None:
+        """At shutdown, once the command threads have stopped taking work."""
+        with self._lock:
+            for kept in self._kept:
+                kept.close()
+            self._kept.clear()
 
 
 def _joining(connection: Connection) -> Session:

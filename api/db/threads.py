@@ -10,7 +10,9 @@ together they would outnumber the pool, and a thread past it blocks on the pool,
 database timeout; a few slow reports could then take every connection from the commands.
 Split half and half, at most as many threads as connections run at once, so past them a
 request waits on the event loop for a thread, which costs nothing, and slow reads can take
-at most their half of the pool.
+at most their half of the pool. On PostgreSQL each command thread keeps its connection
+(`api.db.database.CommandConnections`), which spares every unit of work the pool's checkout
+and return.
 
 The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
 through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 56 µs of
@@ -41,12 +43,21 @@ def thread_shares(pool_size: int) -> tuple[int, int]:
     return pool_size - routes, routes
 
 
-def share_connections_between_threads(pool_size: int) -> None:
+def share_connections_between_threads(
+    pool_size: int, keep_a_connection: Callable[[], None] | None = None
+) -> None:
     """Size this event loop's worker threads to the pool; run at the server's start-up, on
-    the loop that serves (each worker process has its own)."""
+    the loop that serves (each worker process has its own). `keep_a_connection` runs first in
+    each command thread (`api.db.database.CommandConnections`)."""
     command_threads, route_threads = thread_shares(pool_size)
-    _COMMAND_THREADS.set(_executor(command_threads, "casino-war-command"))
-    asyncio.get_running_loop().set_default_executor(_executor(route_threads, "casino-war"))
+    commands = ThreadPoolExecutor(
+        max_workers=command_threads,
+        thread_name_prefix="casino-war-command",
+        initializer=keep_a_connection,
+    )
+    _COMMAND_THREADS.set(commands)
+    routes = ThreadPoolExecutor(max_workers=route_threads, thread_name_prefix="casino-war")
+    asyncio.get_running_loop().set_default_executor(routes)
 
 
 def stop_command_threads() -> None:
@@ -67,7 +78,3 @@ async def in_command_thread(work: Callable[[], T]) -> T:
         threads = None
     context = contextvars.copy_context()
     return await asyncio.get_running_loop().run_in_executor(threads, partial(context.run, work))
-
-
-def _executor(threads: int, name: str) -> ThreadPoolExecutor:
-    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix=name)
