@@ -11,7 +11,7 @@ database timeout; a few slow reports could then take every connection from the c
 Split half and half, at most as many threads as connections run at once, so past them a
 request waits on the event loop for a thread, which costs nothing, and slow reads can take
 at most their half of the pool. On PostgreSQL each command thread keeps its connection
-(`api.db.database.CommandConnections`), which spares every unit of work the pool's checkout
+(`api.db.kept.CommandConnections`), which spares every unit of work the pool's checkout
 and return.
 
 The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
@@ -25,7 +25,6 @@ import asyncio
 import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import suppress
 from functools import partial
 from typing import TypeVar
 
@@ -48,7 +47,7 @@ def share_connections_between_threads(
 ) -> None:
     """Size this event loop's worker threads to the pool; run at the server's start-up, on
     the loop that serves (each worker process has its own). `keep_a_connection` runs first in
-    each command thread (`api.db.database.CommandConnections`)."""
+    each command thread (`api.db.kept.CommandConnections`)."""
     command_threads, route_threads = thread_shares(pool_size)
     commands = ThreadPoolExecutor(
         max_workers=command_threads,
@@ -60,12 +59,16 @@ def share_connections_between_threads(
     asyncio.get_running_loop().set_default_executor(routes)
 
 
-def stop_command_threads() -> None:
-    """At shutdown: this event loop's command threads take no more work and end. By then
-    uvicorn has waited for every request in flight (the service sets no graceful-shutdown
-    timeout), so no unit of work is left running."""
-    with suppress(LookupError):
-        _COMMAND_THREADS.get().shutdown(wait=False)
+async def stop_command_threads() -> None:
+    """At shutdown: this event loop's command threads take no more work and finish what they
+    run, before the database closes the connections they keep (`on_shutdown`'s order). By
+    then uvicorn has waited for every request in flight (the service sets no graceful-shutdown
+    timeout), so little or nothing is left; the wait runs in a thread, off the loop."""
+    try:
+        threads = _COMMAND_THREADS.get()
+    except LookupError:
+        return
+    await asyncio.to_thread(threads.shutdown, wait=True)
 
 
 async def in_command_thread(work: Callable[[], T]) -> T:

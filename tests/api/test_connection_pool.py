@@ -9,13 +9,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import pytest
 from litestar.testing import TestClient
 from sqlalchemy import Connection, Engine, event, text
 
 from api.app import create_app
 from api.db.database import Database
-from api.db.threads import in_command_thread
+from api.db.threads import (
+    in_command_thread,
+    share_connections_between_threads,
+    stop_command_threads,
+)
 from api.domain.tokens.service import Role
 from api.http.health import probe_turns
 from api.settings import Settings
@@ -218,3 +223,25 @@ def test_readiness_probes_take_turns_one_at_a_time_per_server_process(
         same_turns, turns_at_once = client.blocking_portal.call(_probe_turns_of_this_loop)
     assert same_turns
     assert turns_at_once == 1
+
+
+async def _stopped_after_its_work() -> bool:
+    """Whether stopping the command threads returned only once the work in them was done."""
+    done = threading.Event()
+
+    def work() -> None:
+        time.sleep(0.2)
+        done.set()
+
+    share_connections_between_threads(2)
+    running = asyncio.ensure_future(in_command_thread(work))
+    await asyncio.sleep(0.05)  # the work has reached its thread
+    await stop_command_threads()
+    finished = done.is_set()
+    await running
+    return finished
+
+
+def test_stopping_the_command_threads_waits_for_the_work_they_run() -> None:
+    """At shutdown the database closes the connections the threads keep only after."""
+    assert anyio.run(_stopped_after_its_work)

@@ -9,8 +9,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, PendingRollbackError
 from sqlalchemy.orm import Session
 
-from api.db.database import Database, savepoint
+from api.db.database import Database
 from api.db.models import Player
+from api.db.units import savepoint
 from ledger.driver import Sql, driver_of
 
 _INSERT_PLAYER = Sql.of(

@@ -16,8 +16,9 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from api.db.database import Database, savepoint
+from api.db.database import Database
 from api.db.models import hands_table
+from api.db.units import savepoint
 from api.domain.events.service import record_event
 from api.domain.hands.service import decide_hand
 from api.domain.tokens.service import Principal
