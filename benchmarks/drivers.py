@@ -18,7 +18,7 @@ waits, so what differs here is what each way adds per unit, against a unit's who
 the service (`benchmarks.hot_path`).
 
 SQLite has one writer, so its units take turns on one kept connection in every variant, as
-the service's do (`api.db.database.SqliteWriter`); PostgreSQL's run side by side, a
+the service's do (`api.db.kept.SqliteWriter`); PostgreSQL's run side by side, a
 connection per caller, as the pool gives them.
 """
 

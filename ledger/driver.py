@@ -288,7 +288,7 @@ def driving(session: Session, connection: Connection) -> Iterator[Driver]:
     For a unit of work whose transaction runs on the connection itself, with the session
     bound to it and joining that transaction only if ORM code asks it for anything: the
     session then never has to begin a transaction of its own just to hand out the
-    connection (`api.db.database`, every unit of work)."""
+    connection (`api.db.units.unit_of_work`, every unit of work)."""
     driver = Driver(connection)
     session.info[_PINNED] = driver
     try:

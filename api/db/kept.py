@@ -10,7 +10,7 @@ each command thread").
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from psycopg.pq import TransactionStatus
@@ -29,9 +29,11 @@ class Losses:
 
     def __init__(self) -> None:
         self.count = 0
+        self._lock = threading.Lock()
 
     def note(self) -> None:
-        self.count += 1  # under the interpreter's lock; a lost increment only delays a ping
+        with self._lock:  # rare; the units of work only read the count
+            self.count += 1
 
 
 class KeptConnection:
@@ -132,10 +134,12 @@ class KeptConnection:
         the last connection was lost. A `Session` is reusable once closed: keeping it saves
         a unit of work building one, about 15 µs (docs/performance-log.md)."""
         connection = self._connection
-        if connection is not None and not _is_lost(connection) and self._found_lost(connection):
+        lost = connection is None or _is_lost(connection)
+        if connection is not None and not lost and self._found_lost(connection):
             self._note_loss()
             connection.invalidate()
-        if connection is None or _is_lost(connection):
+            lost = True
+        if connection is None or lost:
             if connection is not None:
                 connection.close()
                 self._connection = self._session = None
@@ -169,11 +173,13 @@ class KeptConnection:
 
 
 def _is_lost(connection: Connection) -> bool:
-    """Whether SQLAlchemy or the driver already knows the connection lost: the driver's own
-    statements (`ledger.driver`) fail past SQLAlchemy, which then never invalidates it."""
+    """Whether SQLAlchemy or the driver already knows the connection lost or closed: the
+    driver's own statements (`ledger.driver`) fail past SQLAlchemy, which then never
+    invalidates it. (sqlite3's connections say nothing of it: SQLite's writer relies on
+    SQLAlchemy alone.)"""
     if connection.invalidated or connection.closed:
         return True
-    return bool(getattr(connection.connection.driver_connection, "broken", False))
+    return bool(getattr(connection.connection.driver_connection, "closed", False))
 
 
 class SqliteWriter:
@@ -237,4 +243,5 @@ class CommandConnections:
         """At shutdown, once the command threads have finished their work."""
         with self._lock:
             for kept in self._every:
-                kept.close()
+                with suppress(DBAPIError):  # one that cannot close cleanly stops no other
+                    kept.close()

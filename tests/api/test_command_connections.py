@@ -199,6 +199,35 @@ def test_a_read_whose_commit_fails_leaves_the_kept_connection_ready_for_a_unit_o
     assert _count_players(kept_database) == 1
 
 
+def test_a_read_that_cannot_be_cleaned_up_has_its_connection_replaced(
+    kept_database: Database, command_thread: InCommandThread
+) -> None:
+    """A rollback that fails after a failed read: the next unit of work gets a new
+    connection instead of one whose state nobody knows."""
+    failed_rollbacks: list[object] = []
+
+    def fail_the_first_rollback(connection: object) -> None:
+        if not failed_rollbacks:
+            failed_rollbacks.append(connection)
+            raise RuntimeError("the rollback failed")
+
+    def read_and_fail() -> int:
+        event.listen(kept_database.engine, "rollback", fail_the_first_rollback)
+        try:
+            with kept_database.reading() as session:
+                backend = _backend_of(session)
+                session.execute(text("SELECT 1 / 0"))
+        except DBAPIError:
+            return backend
+        finally:
+            event.remove(kept_database.engine, "rollback", fail_the_first_rollback)
+        raise AssertionError("the read did not fail")
+
+    replaced = command_thread(read_and_fail)
+    assert failed_rollbacks
+    assert command_thread(lambda: _unit_of_work_backend(kept_database)) != replaced
+
+
 def test_a_kept_connection_lost_while_idle_is_pinged_and_replaced_unseen(
     kept_database: Database, command_thread: InCommandThread
 ) -> None:
