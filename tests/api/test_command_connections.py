@@ -45,6 +45,16 @@ def kept_database(database: Database) -> Iterator[Database]:
     kept.dispose()
 
 
+@pytest.fixture
+def pinged_only_on_news(database: Database) -> Iterator[Database]:
+    """The service's handle, its command threads' connections pinged only on news of a
+    loss: the idle limit is an hour."""
+    hour = CommandConnections(database.engine, ping_after_idle_seconds=3600)
+    kept = dataclasses.replace(database, command_connections=hour)
+    yield kept
+    kept.dispose()
+
+
 @contextmanager
 def _command_thread(database: Database) -> Iterator[InCommandThread]:
     """A thread that keeps a connection, as the server's command threads do
@@ -109,6 +119,13 @@ def _count_players(database: Database) -> int:
         return int(session.execute(text("SELECT count(*) FROM players")).scalar_one())
 
 
+def _assert_the_next_unit_of_work_commits(
+    database: Database, command_thread: InCommandThread
+) -> None:
+    command_thread(lambda: _add_player(database))
+    assert _count_players(database) == 1
+
+
 def _write_while_reading(database: Database) -> None:
     with database.reading() as session:
         session.execute(
@@ -156,8 +173,7 @@ def test_a_unit_of_work_after_a_read_on_the_kept_connection_writes(
     kept_database: Database, command_thread: InCommandThread
 ) -> None:
     command_thread(lambda: _read_backend(kept_database))
-    command_thread(lambda: _add_player(kept_database))
-    assert _count_players(kept_database) == 1
+    _assert_the_next_unit_of_work_commits(kept_database, command_thread)
 
 
 def test_a_unit_of_work_after_a_refused_write_in_a_read_commits(
@@ -165,11 +181,10 @@ def test_a_unit_of_work_after_a_refused_write_in_a_read_commits(
 ) -> None:
     with pytest.raises(DBAPIError):
         command_thread(lambda: _write_while_reading(kept_database))
-    command_thread(lambda: _add_player(kept_database))
-    assert _count_players(kept_database) == 1
+    _assert_the_next_unit_of_work_commits(kept_database, command_thread)
 
 
-def test_a_read_refused_on_the_way_ends_by_commit_which_keeps_prepared_statements(
+def test_a_read_refused_on_the_way_ends_by_commit(
     kept_database: Database, command_thread: InCommandThread
 ) -> None:
     ended: list[str] = []
@@ -195,8 +210,7 @@ def test_a_read_whose_commit_fails_leaves_the_kept_connection_ready_for_a_unit_o
 
     with pytest.raises(DBAPIError, match="division by zero"):
         command_thread(read_failing_at_commit)
-    command_thread(lambda: _add_player(kept_database))
-    assert _count_players(kept_database) == 1
+    _assert_the_next_unit_of_work_commits(kept_database, command_thread)
 
 
 def test_a_read_that_cannot_be_cleaned_up_has_its_connection_replaced(
@@ -242,27 +256,20 @@ def test_a_kept_connection_lost_at_work_fails_that_unit_of_work_and_is_replaced(
 ) -> None:
     with pytest.raises(DBAPIError):
         command_thread(lambda: _lose_the_connection_at_work(kept_database))
-    command_thread(lambda: _add_player(kept_database))
-    assert _count_players(kept_database) == 1
+    _assert_the_next_unit_of_work_commits(kept_database, command_thread)
 
 
 def test_one_kept_connection_found_lost_has_the_others_pinged_before_they_next_work(
-    database: Database,
+    pinged_only_on_news: Database,
 ) -> None:
-    """The idle limit here is an hour: only the news of the first loss has the second
-    thread ping its connection, and replace it, instead of failing a request too."""
-    connections = CommandConnections(database.engine, ping_after_idle_seconds=3600)
-    kept_database = dataclasses.replace(database, command_connections=connections)
-    try:
-        with _command_thread(kept_database) as first, _command_thread(kept_database) as second:
-            first(lambda: _unit_of_work_backend(kept_database))
-            lost = second(lambda: _unit_of_work_backend(kept_database))
-            _end_every_other_backend(kept_database)
-            with pytest.raises(DBAPIError):
-                first(lambda: _unit_of_work_backend(kept_database))
-            assert second(lambda: _unit_of_work_backend(kept_database)) != lost
-    finally:
-        kept_database.dispose()
+    database = pinged_only_on_news
+    with _command_thread(database) as first, _command_thread(database) as second:
+        first(lambda: _unit_of_work_backend(database))
+        lost = second(lambda: _unit_of_work_backend(database))
+        _end_every_other_backend(database)
+        with pytest.raises(DBAPIError):
+            first(lambda: _unit_of_work_backend(database))
+        assert second(lambda: _unit_of_work_backend(database)) != lost
 
 
 @contextmanager
@@ -287,23 +294,19 @@ def _closed_to_new_connections(database: Database) -> Iterator[None]:
 
 
 def test_a_connection_that_cannot_be_opened_has_the_kept_ones_pinged_before_they_next_work(
-    database: Database,
+    pinged_only_on_news: Database,
 ) -> None:
     """A command thread that cannot reach the database is news for the others as well: a
     restart ended their connections too."""
-    connections = CommandConnections(database.engine, ping_after_idle_seconds=3600)
-    kept_database = dataclasses.replace(database, command_connections=connections)
-    try:
-        with _command_thread(kept_database) as first, _command_thread(kept_database) as second:
-            lost = first(lambda: _unit_of_work_backend(kept_database))
-            with (
-                _closed_to_new_connections(kept_database),
-                pytest.raises(DBAPIError, match="not currently accepting connections"),
-            ):
-                second(lambda: _unit_of_work_backend(kept_database))
-            assert first(lambda: _unit_of_work_backend(kept_database)) != lost
-    finally:
-        kept_database.dispose()
+    database = pinged_only_on_news
+    with _command_thread(database) as first, _command_thread(database) as second:
+        lost = first(lambda: _unit_of_work_backend(database))
+        with (
+            _closed_to_new_connections(database),
+            pytest.raises(DBAPIError, match="not currently accepting connections"),
+        ):
+            second(lambda: _unit_of_work_backend(database))
+        assert first(lambda: _unit_of_work_backend(database)) != lost
 
 
 def test_a_pooled_connection_lost_at_work_fails_that_unit_of_work_as_a_lost_connection(
