@@ -36,23 +36,27 @@ IDLE_LIMIT_SECONDS = 0.05
 """The tests' idle limit before a ping, in place of the service's second."""
 
 
-@pytest.fixture
-def kept_database(database: Database) -> Iterator[Database]:
-    """The service's handle, its command threads' connections pinged after a short idle."""
-    shortened = CommandConnections(database.engine, IDLE_LIMIT_SECONDS)
-    kept = dataclasses.replace(database, command_connections=shortened)
+@contextmanager
+def _pinged_after(database: Database, idle_seconds: float) -> Iterator[Database]:
+    """The service's handle, its command threads' connections pinged after `idle_seconds`
+    idle (or on news of a loss)."""
+    connections = CommandConnections(database.engine, idle_seconds)
+    kept = dataclasses.replace(database, command_connections=connections)
     yield kept
     kept.dispose()
+
+
+@pytest.fixture
+def kept_database(database: Database) -> Iterator[Database]:
+    with _pinged_after(database, IDLE_LIMIT_SECONDS) as kept:
+        yield kept
 
 
 @pytest.fixture
 def pinged_only_on_news(database: Database) -> Iterator[Database]:
-    """The service's handle, its command threads' connections pinged only on news of a
-    loss: the idle limit is an hour."""
-    hour = CommandConnections(database.engine, ping_after_idle_seconds=3600)
-    kept = dataclasses.replace(database, command_connections=hour)
-    yield kept
-    kept.dispose()
+    """The idle limit an hour: only news of a loss has a kept connection pinged."""
+    with _pinged_after(database, 3600) as kept:
+        yield kept
 
 
 @contextmanager
@@ -274,8 +278,9 @@ def test_one_kept_connection_found_lost_has_the_others_pinged_before_they_next_w
 
 @contextmanager
 def _closed_to_new_connections(database: Database) -> Iterator[None]:
-    """The database refuses new connections, and has none left but the admin's, until the
-    block ends (an admin connection to the server's own database: it cannot close itself)."""
+    """The database refuses new connections, and has none left, until the block ends. The
+    admin's connection is to the server's admin database: a database cannot refuse
+    connections while its own session asks."""
     name = database.engine.url.database
     admin = create_engine(normalize_url(os.environ[POSTGRES_URL_VARIABLE]), poolclass=NullPool)
     with admin.connect() as connection:
