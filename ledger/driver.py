@@ -13,12 +13,17 @@ On PostgreSQL a write whose result nobody reads (`Driver.execute`) waits until s
 must go to the server anyway, a read or the COMMIT, and goes with it in one round trip
 (psycopg's pipeline mode): a hand's last writes, its postings, its chain's head and its
 key's record, then cost no round trip of their own. A round trip cost the server about
-30 µs of CPU and PostgreSQL about 35 (docs/performance-log.md). What runs on the
-connection through SQLAlchemy or another driver sees them: a statement of SQLAlchemy's, its
-commit and another driver's statement send them first, a rollback drops them, so does the
-connection's return to the pool (`send_queued_writes_first`), and a write that fails fails
-the statement it went with, in the same transaction, its parameters copied when it was
-queued. Only statements sent on the DBAPI connection itself, past both, would not.
+30 µs of CPU and PostgreSQL about 35 (docs/performance-log.md). A write that nothing beside
+it depends on (`Driver.alongside`) costs no statement of its own either: it becomes a
+data-modifying CTE of the statement next to it, for psycopg spends about as much CPU on each
+statement of a pipeline as the round trip it saves, and one statement more costs the server
+20-65 µs (docs/performance-log.md, "PostgreSQL: a statement costs what a round trip
+costs"). What runs on the connection through SQLAlchemy or another driver sees them all: a
+statement of SQLAlchemy's, its commit and another driver's statement send them first, a
+rollback drops them, so does the connection's return to the pool
+(`send_queued_writes_first`), and a write that fails fails the statement it went with, in
+the same transaction, its parameters copied when it was queued. Only statements sent on the
+DBAPI connection itself, past both, would not.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
@@ -97,6 +102,52 @@ def _conversions(dialect: Dialect) -> _Conversions:
     return _Conversions(time, read_time, as_json)
 
 
+@dataclass(slots=True)
+class _Statement:
+    """A PostgreSQL statement to send, with the writes that go alongside it as its CTEs."""
+
+    text: str
+    parameters: Mapping[str, Any]
+    alongside: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
+
+    def composed(self) -> tuple[str, Mapping[str, Any]]:
+        """The text and parameters sent: each write alongside as a data-modifying CTE, its
+        parameters renamed apart from the statement's own and from one another's."""
+        if not self.alongside:
+            return self.text, self.parameters
+        parameters = dict(self.parameters)
+        for index, (_, values) in enumerate(self.alongside):
+            prefix = _alongside_prefix(index)
+            parameters.update({prefix + name: value for name, value in values.items()})
+        return _with_alongside(tuple(text for text, _ in self.alongside), self.text), parameters
+
+
+def _alongside_prefix(index: int) -> str:
+    return f"alongside{index}_"
+
+
+@lru_cache(maxsize=64)
+def _with_alongside(alongside: tuple[str, ...], target: str) -> str:
+    """`target` with each of `alongside` as a data-modifying CTE (PostgreSQL runs each once,
+    to completion, whether or not it is referred to), its parameters renamed apart."""
+    ctes = ", ".join(
+        f"alongside{index} AS ({_renamed(text, _alongside_prefix(index))})"
+        for index, text in enumerate(alongside)
+    )
+    stripped = target.lstrip()
+    if stripped[:5].upper() == "WITH ":
+        return f"WITH {ctes}, {stripped[5:]}"
+    return f"WITH {ctes} {stripped}"
+
+
+_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
+
+
+def _renamed(text: str, prefix: str) -> str:
+    """psycopg's `%(name)s` placeholders of `text` as `%(<prefix>name)s`."""
+    return _PLACEHOLDER.sub(lambda found: f"%({prefix}{found[1]})s", text)
+
+
 class Driver:
     """The driver's cursor for one unit of work, and the dialect's value conversions."""
 
@@ -105,7 +156,9 @@ class Driver:
         self._cursor = connection.connection.cursor()
         self._driver_connection: Any = connection.connection.driver_connection
         self._info = connection.info
-        self._queued: list[tuple[str, Mapping[str, Any]]] = []
+        self._queued: list[_Statement] = []
+        self._alongside: list[tuple[str, Mapping[str, Any]]] = []
+        """Writes to go alongside the next statement sent (`alongside`)."""
         self._dialect = connection.dialect
         self._dbapi = connection.dialect.loaded_dbapi
         conversions = _conversions(connection.dialect)
@@ -125,7 +178,26 @@ class Driver:
             self._run(sql.sqlite, parameters)
             return
         self._take_the_queue()
-        self._queued.append((sql.postgresql, dict(parameters)))
+        self._queued.append(self._next_statement(sql.postgresql, dict(parameters)))
+
+    def alongside(self, sql: Sql, parameters: Mapping[str, Any]) -> None:
+        """Run a write whose result nobody reads, and that depends on nothing the statement
+        beside it writes nor is read by it: on PostgreSQL it goes as a data-modifying CTE of
+        the last write queued, else of the next statement sent (a read or a queued write),
+        and so shares that statement's snapshot; before a COMMIT with nothing else to go
+        with, it goes as a statement of its own. On SQLite, in process, at once. A hand's
+        row and its key's record are such writes: nothing in their unit of work reads them
+        again. `sql` must be one plain statement, without a WITH of its own."""
+        if not self.is_postgresql:
+            self._run(sql.sqlite, parameters)
+            return
+        assert sql.postgresql.lstrip()[:5].upper() != "WITH ", "a CTE cannot hold a WITH"
+        self._take_the_queue()
+        write = (sql.postgresql, dict(parameters))
+        if self._queued:
+            self._queued[-1].alongside.append(write)
+        else:
+            self._alongside.append(write)
 
     def scalar(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         """The first column of the first row (None without a row)."""
@@ -143,28 +215,42 @@ class Driver:
         commit, which must still follow to end its transaction, then finds the connection's
         transaction over and sends nothing. Without queued writes, and on SQLite, nothing:
         SQLAlchemy's commit does it all."""
+        self._queue_what_waits_alongside()
         if self._queued:
             self._in_pipeline(self._driver_connection.commit, "COMMIT")
 
     def send_queued(self) -> None:
         """Send the queued writes now, in one round trip: something else is about to run on
         the connection and must find them done."""
+        self._queue_what_waits_alongside()
         if self._queued:
-            self._in_pipeline(None, self._queued[-1][0])
+            self._in_pipeline(None, self._queued[-1].text)
 
     def drop_queued(self) -> None:
         """Forget the queued writes: their transaction is being rolled back."""
         self._queued.clear()
+        self._alongside.clear()
         self._let_go_of_the_queue()
 
     def _read(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
         if not self.is_postgresql:
             return self._run(sql.sqlite, parameters)
-        text = sql.postgresql
         self._send_anothers_queue()
+        text, values = self._next_statement(sql.postgresql, parameters).composed()
         if self._queued:
-            return self._in_pipeline(lambda: self._cursor.execute(text, parameters), text)
-        return self._run(text, parameters)
+            return self._in_pipeline(lambda: self._cursor.execute(text, values), text)
+        self._let_go_of_the_queue()
+        return self._run(text, values)
+
+    def _next_statement(self, text: str, parameters: Mapping[str, Any]) -> _Statement:
+        """The next statement to send, with the writes waiting to go alongside it."""
+        waiting, self._alongside = self._alongside, []
+        return _Statement(text, parameters, waiting)
+
+    def _queue_what_waits_alongside(self) -> None:
+        """Writes waiting alongside with nothing left to go with: each a statement of its own."""
+        self._queued.extend(_Statement(text, values) for text, values in self._alongside)
+        self._alongside = []
 
     def _take_the_queue(self) -> None:
         """Become the connection's driver with queued writes, another's sent first."""
@@ -185,7 +271,8 @@ class Driver:
         """The queued writes, then `then()` (whose statement is `last`), in one round trip;
         the cursor, whose result is then the last statement's. A failure names every
         statement sent, for it may have been any of them."""
-        queued, self._queued = self._queued, []
+        queued = [statement.composed() for statement in self._queued]
+        self._queued = []
         self._let_go_of_the_queue()
         try:
             with self._driver_connection.pipeline():

@@ -261,7 +261,7 @@ def _record(
     body: Any,
 ) -> None:
     driver = driver_of(session)
-    driver.execute(
+    driver.alongside(  # nothing reads it again before the COMMIT
         INSERT_RECORD,
         {
             "caller": principal.caller,

@@ -188,6 +188,105 @@ def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
     assert _names(probe) == ["ada", "bo", "cy"]
 
 
+# Writes alongside: on PostgreSQL each a CTE of the statement next to it, which shares its
+# snapshot; on SQLite run at once.
+
+
+def test_a_write_alongside_is_committed_with_its_transaction(probe: Engine) -> None:
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": "ada"})
+        driver.execute(_INSERT, {"name": "bo"})
+        driver.alongside(_INSERT, {"name": "cy"})
+        driver.commit()
+    assert _names(probe) == ["ada", "bo", "cy"]
+
+
+def test_a_write_alongside_that_fails_fails_its_statement_and_commits_nothing(
+    probe: Engine,
+) -> None:
+    with pytest.raises(IntegrityError):
+        _insert_twice_alongside_and_read(probe, "ada")
+    assert _names(probe) == []
+
+
+def _insert_twice_alongside_and_read(engine: Engine, name: str) -> None:
+    with engine.begin() as connection:
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": name})
+        driver.alongside(_INSERT, {"name": name})
+        driver.all(_NAMES, {})
+
+
+def test_a_write_alongside_rolled_back_never_reaches_a_later_transaction(probe: Engine) -> None:
+    with probe.connect() as connection:
+        with connection.begin() as rolled_back:
+            Driver(connection).alongside(_INSERT, {"name": "dropped"})
+            rolled_back.rollback()
+        with connection.begin():
+            connection.execute(text("SELECT 1"))  # would send whatever was still waiting
+    assert _names(probe) == []
+
+
+def test_a_write_alongside_taken_back_by_a_savepoint_stays_taken_back(probe: Engine) -> None:
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": "kept"})
+        savepoint = connection.begin_nested()
+        driver.alongside(_INSERT, {"name": "taken back"})
+        savepoint.rollback()
+    assert _names(probe) == ["kept"]
+
+
+def test_a_write_alongside_is_seen_by_a_statement_of_sqlalchemys(probe: Engine) -> None:
+    with probe.begin() as connection:
+        Driver(connection).alongside(_INSERT, {"name": "ada"})
+        assert connection.execute(text("SELECT count(*) FROM probe")).scalar_one() == 1
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_postgresql_sends_writes_alongside_as_ctes_of_the_next_statement_which_does_not_see_them(
+    probe: Engine,
+) -> None:
+    with probe.begin() as connection:
+        sent = _recording(connection)
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": "ada"})
+        driver.alongside(_INSERT, {"name": "bo"})
+        assert sent == []
+        assert driver.all(_NAMES, {}) == []  # one snapshot: the statement beside them
+        assert driver.all(_NAMES, {}) == [("ada",), ("bo",)]
+    (first, first_pipelined), second = sent[0], sent[1]
+    assert first.startswith("WITH alongside0 AS (INSERT") and first.endswith(_NAMES.postgresql)
+    assert second == (_NAMES.postgresql, False) and not first_pipelined
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_postgresql_sends_a_write_alongside_the_last_write_queued(probe: Engine) -> None:
+    with probe.begin() as connection:
+        sent = _recording(connection)
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "ada"})
+        driver.alongside(_INSERT, {"name": "bo"})
+        driver.commit()
+    assert [text.startswith("WITH alongside0 AS (INSERT") for text, _ in sent] == [True, False]
+    assert sent[-1] == ("COMMIT", True)
+    assert _names(probe) == ["ada", "bo"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_postgresql_sends_a_write_alongside_nothing_as_a_statement_before_the_commit(
+    probe: Engine,
+) -> None:
+    with probe.begin() as connection:
+        sent = _recording(connection)
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": "ada"})
+        driver.commit()
+    assert sent == [(_INSERT.postgresql, True), ("COMMIT", True)]
+    assert _names(probe) == ["ada"]
+
+
 def _insert_twice_and_commit_the_session(engine: Engine, name: str) -> None:
     with Session(engine) as session:
         driver = driver_of(session)

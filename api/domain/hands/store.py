@@ -46,17 +46,14 @@ _HAND_VALUES = """:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rule
         :bet, :tie_bet, 0, :player_card, :dealer_card, :outcome, :total_staked,
         :total_returned, :net, :balance_before, :balance_after, :created_at, :settled_at,
         :engine_version, :rules_hash, :placed_by_token"""
-_ADVANCE_NONCE = "UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :seed_pair_id"
-# SQLite runs the two, the database giving the id; PostgreSQL, whose round trips cost more
-# than these statements, one, with the id drawn by `OPENING`.
-_INSERT_HAND_ALONE = Sql.of(
-    f"INSERT INTO hands ({_HAND_COLUMNS}) VALUES ({_HAND_VALUES}) RETURNING id"
+# SQLite runs both at once, the database giving the id; PostgreSQL, whose statements cost
+# more than their work, sends both alongside the hand's next statement (`Driver.alongside`),
+# with the id drawn by `OPENING`.
+_INSERT_HAND = Sql.of(f"INSERT INTO hands ({_HAND_COLUMNS}) VALUES ({_HAND_VALUES}) RETURNING id")
+_ADVANCE_NONCE = Sql.of(
+    "UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :seed_pair_id"
 )
-_ADVANCE_NONCE_ALONE = Sql.of(_ADVANCE_NONCE)
-_INSERT_DRAWN_HAND_ADVANCING_NONCE = Sql.of(
-    f"WITH nonce AS ({_ADVANCE_NONCE}) "
-    f"INSERT INTO hands (id, {_HAND_COLUMNS}) VALUES (:id, {_HAND_VALUES})"
-)
+_INSERT_DRAWN_HAND = Sql.of(f"INSERT INTO hands (id, {_HAND_COLUMNS}) VALUES (:id, {_HAND_VALUES})")
 
 _DECIDING = Sql.of(
     """
@@ -128,19 +125,22 @@ def table_rules(driver: Driver, table_id: int) -> TableRules | None:
 
 def insert_hand(driver: Driver, values: dict[str, Any], drawn_id: int | None) -> int:
     """The hand's row written and its seed pair's nonce moved past it; the hand's id.
-    Under `drawn_id` where `opening` drew one (PostgreSQL), in one write that needs no
-    answer; else (SQLite) the database gives it."""
+    Under `drawn_id` where `opening` drew one (PostgreSQL), in two writes that need no
+    answer and that nothing after them in the unit of work reads, alongside its next
+    statement; else (SQLite) the database gives it."""
     stored = values | {
         "rules": driver.json(values["rules"]),
         "created_at": driver.time(values["created_at"]),
         "settled_at": _time_or_none(driver, values["settled_at"]),
     }
+    advance = {"seed_pair_id": values["seed_pair_id"]}
     if drawn_id is not None:
-        driver.execute(_INSERT_DRAWN_HAND_ADVANCING_NONCE, stored | {"id": drawn_id})
+        driver.alongside(_INSERT_DRAWN_HAND, stored | {"id": drawn_id})
+        driver.alongside(_ADVANCE_NONCE, advance)
         return drawn_id
-    row = driver.first(_INSERT_HAND_ALONE, stored)
+    row = driver.first(_INSERT_HAND, stored)
     assert row is not None
-    driver.execute(_ADVANCE_NONCE_ALONE, {"seed_pair_id": values["seed_pair_id"]})
+    driver.execute(_ADVANCE_NONCE, advance)
     return int(row[0])
 
 
