@@ -1,4 +1,4 @@
-"""Posting a batch whose idempotency keys are new by construction, in five statements (four
+"""Posting a batch whose idempotency keys are new by construction, in five statements (three
 on PostgreSQL).
 
 `posting.post_all` serves every caller: it looks its accounts up, checks every key for an
@@ -8,8 +8,10 @@ changes once opened, but for its balance) and whose keys cannot have been posted
 (a fresh hand's, a deposit's random one) needs none of that; this module posts its batch
 on the driver (`ledger.driver`) in five statements: every balance in one UPDATE, each limit
 checked there at the lowest point the account reaches; the chain head locked; one INSERT
-of the transactions and one of their entries (on PostgreSQL one statement of both, the ids
-drawn with the head's lock); the head moved on.
+of the transactions and one of their entries; the head moved on. On PostgreSQL, where a
+statement costs its sender about as much as the database's work, the balances' UPDATE, the
+head's lock and the new transactions' ids are one statement, and the transactions and
+their entries another.
 
 The guarantees are the ledger's own: every transaction balances per currency (checked
 before any write), limits hold (in the UPDATE itself), the links are those `post_all`
@@ -19,13 +21,14 @@ is refused by its unique constraint instead of replayed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from typing import NoReturn
 
 from sqlalchemy.orm import Session
 
+from ledger import fresh_statements as statements
 from ledger.batch import (
     Account,
     BalanceMove,
@@ -37,7 +40,7 @@ from ledger.batch import (
     link,
 )
 from ledger.chains import is_chain
-from ledger.driver import Driver, Sql
+from ledger.driver import Driver
 from ledger.errors import (
     AccountConflict,
     AmountTooLarge,
@@ -47,10 +50,6 @@ from ledger.errors import (
 )
 from ledger.model import AccountSpec, TransactionRequest
 from ledger.posting import open_account
-
-_ACCOUNT_COLUMNS = "id, code, currency, side, min_balance"
-_LOCK_CHAIN_HEAD = Sql.of("SELECT seq, hash FROM ledger_chain_head WHERE id = :chain{for_update}")
-_MOVE_CHAIN_HEAD = Sql.of("UPDATE ledger_chain_head SET seq = :seq, hash = :hash WHERE id = :chain")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +86,10 @@ class AccountBook:
         found = {code: self._rows[code] for code in wanted if code in self._rows}
         missing = sorted(set(wanted) - found.keys())
         if missing:
-            for row in driver.all(_select_accounts(len(missing)), _numbered("code", missing)):
+            found_rows = driver.all(
+                statements.select_accounts(len(missing)), _numbered("code", missing)
+            )
+            for row in found_rows:
                 account = AccountRow(
                     id=row[0], currency=row[2], side=row[3], code=row[1], min_balance=row[4]
                 )
@@ -121,12 +123,11 @@ _OPENED_IN = "ledger.fresh.opened_in"
 _NEVER = object()
 """No transaction: a session that has never opened accounts, which may not be in one yet
 (`ledger.driver.driving`)."""
-_BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :code")
 
 
 def read_balance(driver: Driver, code: str) -> int:
     """An account's normal-side balance; 0 for one never opened (nothing has moved it)."""
-    row = driver.first(_BALANCE, {"code": code})
+    row = driver.first(statements.BALANCE, {"code": code})
     return 0 if row is None else int(row[0])
 
 
@@ -155,43 +156,54 @@ def post_new(
         raise UnknownAccount(*sorted(named - accounts.keys()))
     pendings = [Pending.of_request(request) for request in requests]
     check_currencies(pendings, accounts)
-    _move_balances(driver, balance_moves(pendings, accounts))
+    moves = balance_moves(pendings, accounts)
     if driver.is_postgresql:
-        ids, links = _append_in_one_statement(driver, chain, pendings, accounts, posted_at)
+        ids, links = _append_in_two_statements(driver, chain, moves, pendings, accounts, posted_at)
     else:
-        head = driver.first(_LOCK_CHAIN_HEAD, {"chain": chain})
+        _move_balances(driver, moves)
+        head = driver.first(statements.LOCK_CHAIN_HEAD, {"chain": chain})
         assert head is not None  # every chain has its head row (migration 0004)
         links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))
         ids = _insert_transactions(driver, chain, links, posted_at)
         driver.execute(
-            _insert_entries(_entry_count(links)), _entry_parameters(ids, links, accounts)
+            statements.insert_entries(_entry_count(links)), _entry_parameters(ids, links, accounts)
         )
     last = links[-1]
-    driver.execute(_MOVE_CHAIN_HEAD, {"chain": chain, "seq": last.seq, "hash": last.hash})
+    driver.execute(statements.MOVE_CHAIN_HEAD, {"chain": chain, "seq": last.seq, "hash": last.hash})
     return ids
 
 
-def _append_in_one_statement(
+def _append_in_two_statements(
     driver: Driver,
     chain: int,
+    moves: Sequence[BalanceMove],
     pendings: Sequence[Pending],
     accounts: Mapping[str, AccountRow],
     posted_at: datetime,
 ) -> tuple[list[int], list[Linked]]:
-    """PostgreSQL: the head locked with the new transactions' ids drawn from their sequence,
-    then the transactions and their entries written in one statement, a round trip fewer
-    (on PostgreSQL a round trip costs the server more than the statement's own work).
+    """PostgreSQL: every balance moved, the head locked and the new transactions' ids drawn
+    from their sequence in one statement; then the transactions and their entries in
+    another, which needs no answer (on PostgreSQL a statement costs its sender about as
+    much CPU as the database's work).
 
-    The ids are drawn once the head is locked, as the INSERT drew them before, so a chain's
-    transaction ids still rise with its seq; the entries keep the batch's order of ids."""
-    head = driver.first(_lock_chain_head_drawing_ids(len(pendings)), {"chain": chain})
-    assert head is not None  # every chain has its head row (migration 0004)
+    The balances' rows are locked before the head's, as they were when each was a statement
+    of its own; the ids are drawn once the head is locked, so a chain's transaction ids still
+    rise with its seq; the entries keep the batch's order of ids. A limit that refuses a
+    move leaves the head unlocked and no id drawn."""
+    parameters = _move_parameters(moves) | {"chain": chain, "moves": len(moves)}
+    row = driver.first(statements.move_balances_locking_head(len(moves), len(pendings)), parameters)
+    assert row is not None  # the statement's one row, whatever was moved
+    moved, head = set(row[0]), row[1:]
+    if len(moved) < len(moves):
+        _refuse(driver, moves, moved)
+    assert head[0] is not None  # every chain has its head row (migration 0004)
     links = link(pendings, accounts, posted_at, Link(chain, int(head[0]), head[1]))
     ids = sorted(int(drawn) for drawn in head[2:])
     parameters = _transaction_parameters(driver, chain, links, posted_at)
     parameters |= _numbered("id", ids)
     parameters |= _entry_parameters(ids, links, accounts)
-    driver.execute(_insert_transactions_and_entries(len(links), _entry_count(links)), parameters)
+    written = statements.insert_transactions_and_entries(len(links), _entry_count(links))
+    driver.execute(written, parameters)
     return ids, links
 
 
@@ -221,7 +233,7 @@ def _insert_transactions(
     driver: Driver, chain: int, links: Sequence[Linked], posted_at: datetime
 ) -> list[int]:
     parameters = _transaction_parameters(driver, chain, links, posted_at)
-    rows = driver.all(_insert_transactions_sql(len(links)), parameters)
+    rows = driver.all(statements.insert_transactions(len(links)), parameters)
     # Matched back by seq: the order of RETURNING rows is not promised.
     id_by_seq = {int(seq): int(transaction_id) for transaction_id, seq in rows}
     return [id_by_seq[linked.seq] for linked in links]
@@ -235,37 +247,35 @@ def _numbered(name: str, values: Sequence[object]) -> dict[str, object]:
     return {f"{name}_{index}": value for index, value in enumerate(values)}
 
 
-def _placeholders(name: str, count: int) -> str:
-    return ", ".join(f":{name}_{index}" for index in range(count))
-
-
-@cache
-def _select_accounts(count: int) -> Sql:
-    return Sql.of(
-        f"SELECT {_ACCOUNT_COLUMNS} FROM ledger_accounts "
-        f"WHERE code IN ({_placeholders('code', count)})"
-    )
-
-
 def _move_balances(driver: Driver, moves: Sequence[BalanceMove]) -> None:
     """Every balance in one UPDATE. An account whose limit the move would break at its
     lowest point is not matched: the moves made are taken back, so that a refusal leaves
     every balance as it was, and the refusal names that account: one whose balance would
     leave the 64-bit range (AmountTooLarge), else one whose limit would break
     (LimitExceeded); an account not found does not exist (a row remembered wrongly)."""
+    moving = statements.move_balances(len(moves))
+    moved = {row[0] for row in driver.all(moving, _move_parameters(moves))}
+    if len(moved) < len(moves):
+        _refuse(driver, moves, moved)
+
+
+def _move_parameters(moves: Sequence[BalanceMove]) -> dict[str, object]:
     parameters: dict[str, object] = {}
     for index, move in enumerate(moves):
         parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
         parameters[f"lowest_{index}"] = move.lowest
         parameters[f"ceiling_{index}"] = move.ceiling
         parameters[f"floor_{index}"] = move.floor
-    moved = {row[0] for row in driver.all(_move_balances_sql(len(moves)), parameters)}
-    if len(moved) == len(moves):
-        return
+    return parameters
+
+
+def _refuse(driver: Driver, moves: Sequence[BalanceMove], moved: Collection[int]) -> NoReturn:
+    """Take back the moves made, so that the refusal leaves every balance as it was, and
+    raise the refusal of the first move not made."""
     taken_back = [move for move in moves if move.account_id in moved]
     if taken_back:
         driver.execute(
-            _take_back_sql(len(taken_back)),
+            statements.take_back(len(taken_back)),
             {
                 key: value
                 for index, move in enumerate(taken_back)
@@ -273,102 +283,12 @@ def _move_balances(driver: Driver, moves: Sequence[BalanceMove]) -> None:
             },
         )
     refused = next(move for move in moves if move.account_id not in moved)
-    balance = driver.scalar(_BALANCE, {"code": refused.code})
+    balance = driver.scalar(statements.BALANCE, {"code": refused.code})
     if balance is None:
         raise UnknownAccount(refused.code)
     if not refused.floor <= int(balance) <= refused.ceiling:
         raise AmountTooLarge(refused.code)
     raise LimitExceeded(refused.code)
-
-
-@cache
-def _move_balances_sql(count: int) -> Sql:
-    delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
-    lowest = " ".join(f"WHEN :id_{i} THEN :lowest_{i}" for i in range(count))
-    ceiling = " ".join(f"WHEN :id_{i} THEN :ceiling_{i}" for i in range(count))
-    floor = " ".join(f"WHEN :id_{i} THEN :floor_{i}" for i in range(count))
-    # The 64-bit bounds compare the balance before the move with bounds computed in Python,
-    # so that no sum in SQL can overflow (PostgreSQL would raise, SQLite turn it to a float).
-    return Sql.of(
-        f"UPDATE ledger_accounts SET balance = balance + CASE id {delta} END "
-        f"WHERE id IN ({_placeholders('id', count)}) "
-        f"AND balance <= CASE id {ceiling} END AND balance >= CASE id {floor} END "
-        f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance) "
-        "RETURNING id"
-    )
-
-
-@cache
-def _take_back_sql(count: int) -> Sql:
-    delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
-    return Sql.of(
-        f"UPDATE ledger_accounts SET balance = balance - CASE id {delta} END "
-        f"WHERE id IN ({_placeholders('id', count)})"
-    )
-
-
-_TRANSACTION_COLUMNS = (
-    "seq, chain, kind, reference, idempotency_key, request_hash, metadata, posted_at, "
-    "prev_hash, hash"
-)
-_TRANSACTION_PARAMETERS = (
-    "seq", "chain", "kind", "reference", "key", "request_hash", "metadata", "posted_at",
-    "prev_hash", "hash",
-)  # fmt: skip
-
-
-def _transaction_rows(count: int, *, with_id: bool = False) -> str:
-    names = ("id", *_TRANSACTION_PARAMETERS) if with_id else _TRANSACTION_PARAMETERS
-    return ", ".join(
-        "(" + ", ".join(f":{name}_{index}" for name in names) + ")" for index in range(count)
-    )
-
-
-@cache
-def _insert_transactions_sql(count: int) -> Sql:
-    return Sql.of(
-        f"INSERT INTO ledger_transactions ({_TRANSACTION_COLUMNS}) "
-        f"VALUES {_transaction_rows(count)} RETURNING id, seq"
-    )
-
-
-def _entry_rows(count: int) -> str:
-    return ", ".join(
-        f"(:transaction_{i}, :account_{i}, :currency_{i}, :amount_{i})" for i in range(count)
-    )
-
-
-_INSERT_ENTRIES = "INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)"
-
-
-@cache
-def _insert_entries(count: int) -> Sql:
-    return Sql.of(f"{_INSERT_ENTRIES} VALUES {_entry_rows(count)}")
-
-
-@cache
-def _lock_chain_head_drawing_ids(count: int) -> Sql:
-    """PostgreSQL's: the head locked, then `count` transaction ids drawn. The lock is taken in
-    the subquery, below the ids, so they are drawn once, after it: in one query level
-    `nextval` runs before the row lock, and a transaction that waited for the head runs it
-    again once the head has moved (PostgreSQL rechecks the row), wasting the ids it drew
-    first."""
-    drawn = ", ".join(["nextval('ledger_transactions_id_seq')"] * count)
-    return Sql.of(
-        f"SELECT head.seq, head.hash, {drawn} FROM "
-        "(SELECT seq, hash FROM ledger_chain_head WHERE id = :chain FOR UPDATE) AS head"
-    )
-
-
-@cache
-def _insert_transactions_and_entries(transactions: int, entries: int) -> Sql:
-    """PostgreSQL's: the transactions, ids given, and their entries in one statement; the
-    entries' foreign keys are checked at its end, when the transactions are there."""
-    return Sql.of(
-        f"WITH posted AS (INSERT INTO ledger_transactions (id, {_TRANSACTION_COLUMNS}) "
-        f"VALUES {_transaction_rows(transactions, with_id=True)}) "
-        f"{_INSERT_ENTRIES} VALUES {_entry_rows(entries)}"
-    )
 
 
 def _entry_parameters(

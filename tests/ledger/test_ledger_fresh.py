@@ -4,6 +4,7 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -12,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import select, text
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ledger import chart
@@ -102,7 +103,7 @@ class _CountingDriver(Driver):
         return super().all(sql, parameters)
 
 
-def test_a_fresh_batch_takes_five_statements_and_one_fewer_on_postgresql(
+def test_a_fresh_batch_takes_five_statements_and_three_on_postgresql(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with session_factory.begin() as session:
@@ -110,7 +111,7 @@ def test_a_fresh_batch_takes_five_statements_and_one_fewer_on_postgresql(
         rows = book.find(driver, [spec.code for spec in SPECS])
         driver.statements = 0
         post_new(driver, _hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC))
-    assert driver.statements == (4 if driver.is_postgresql else 5)
+    assert driver.statements == (3 if driver.is_postgresql else 5)
     with session_factory() as session:
         assert verify_ledger(session).ok
 
@@ -136,6 +137,60 @@ def test_a_refused_batch_takes_back_what_it_moved_before_the_refusal(
     with session_factory() as session:
         found = balances(session, [spec.code for spec in SPECS])
         assert found == {WALLET.code: 100, HELD.code: 0, HOUSE.code: 0, CASHIER.code: 100}
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_refused_batch_draws_no_transaction_id_on_postgresql(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    _post(session_factory, book, _hand(1, 10, 0))
+    drawn_before = _last_transaction_id_drawn(session_factory)
+    with pytest.raises(LimitExceeded):
+        _post(session_factory, book, _hand(2, 101, 300))
+    assert _last_transaction_id_drawn(session_factory) == drawn_before
+
+
+def _last_transaction_id_drawn(session_factory: sessionmaker[Session]) -> int:
+    with session_factory() as session:
+        return int(
+            session.execute(text("SELECT last_value FROM ledger_transactions_id_seq")).scalar_one()
+        )
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_batch_holds_its_accounts_rows_while_it_waits_for_its_chains_head_on_postgresql(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    """The balances' rows are locked before the head's, as every batch locks them, though
+    one statement takes both: two batches never wait on each other in opposite orders."""
+    _post(session_factory, book, _hand(1, 10, 0))  # the rows read once, then remembered
+    holder, pool = session_factory(), ThreadPoolExecutor(max_workers=1)
+    try:
+        holder.execute(text("SELECT seq FROM ledger_chain_head WHERE id = 1 FOR UPDATE"))
+        waiting = pool.submit(_post, session_factory, book, _hand(2, 10, 0))
+        _until_a_backend_waits_for_a_lock(session_factory)
+        with session_factory() as probe, pytest.raises(OperationalError, match="lock"):
+            probe.execute(_LOCK_WALLET_AT_ONCE, {"code": WALLET.code})
+    finally:
+        holder.close()  # the head let go: the batch goes on, whatever was asserted
+        pool.shutdown(wait=True)
+    waiting.result(timeout=30)
+
+
+_LOCK_WALLET_AT_ONCE = text("SELECT 1 FROM ledger_accounts WHERE code = :code FOR UPDATE NOWAIT")
+
+
+def _until_a_backend_waits_for_a_lock(session_factory: sessionmaker[Session]) -> None:
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    for _ in range(500):
+        with session_factory() as session:
+            if session.execute(waiting).scalar_one():
+                return
+        time.sleep(0.01)
+    raise AssertionError("the batch never waited for the chain's head")
 
 
 def test_a_key_posted_before_is_refused_by_the_database(
