@@ -134,10 +134,13 @@ def _with_alongside(alongside: tuple[str, ...], target: str) -> str:
         f"alongside{index} AS ({_renamed(text, _alongside_prefix(index))})"
         for index, text in enumerate(alongside)
     )
-    stripped = target.lstrip()
-    if stripped[:5].upper() == "WITH ":
-        return f"WITH {ctes}, {stripped[5:]}"
-    return f"WITH {ctes} {stripped}"
+    with_clause = _WITH.match(target)
+    if with_clause is not None:
+        return f"WITH {ctes}, {target[with_clause.end() :]}"
+    return f"WITH {ctes} {target.lstrip()}"
+
+
+_WITH = re.compile(r"\s*WITH\s+", re.IGNORECASE)
 
 
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
@@ -181,17 +184,21 @@ class Driver:
         self._queued.append(self._next_statement(sql.postgresql, dict(parameters)))
 
     def alongside(self, sql: Sql, parameters: Mapping[str, Any]) -> None:
-        """Run a write whose result nobody reads, and that depends on nothing the statement
-        beside it writes nor is read by it: on PostgreSQL it goes as a data-modifying CTE of
-        the last write queued, else of the next statement sent (a read or a queued write),
-        and so shares that statement's snapshot; before a COMMIT with nothing else to go
-        with, it goes as a statement of its own. On SQLite, in process, at once. A hand's
-        row and its key's record are such writes: nothing in their unit of work reads them
-        again. `sql` must be one plain statement, without a WITH of its own."""
+        """Run a write whose result nobody reads, that nothing in the unit of work reads
+        before its COMMIT, and that touches no row the statement beside it writes: on
+        PostgreSQL it goes as a data-modifying CTE of the last write queued, else of the
+        next statement sent (a read or a queued write), and shares that statement's snapshot
+        (an UPDATE of a row that statement inserts would match nothing); before a COMMIT, or
+        a statement of SQLAlchemy's, with nothing else to go with, it goes as a statement of
+        its own. On SQLite, in process, at once. A hand's row, its seed pair's nonce and its
+        key's record are such writes. `sql` must be one plain statement, without a WITH of
+        its own (a CTE cannot hold one). Its locks are taken when that statement runs, after
+        the statement's own: a caller takes any lock it might wait for earlier."""
         if not self.is_postgresql:
             self._run(sql.sqlite, parameters)
             return
-        assert sql.postgresql.lstrip()[:5].upper() != "WITH ", "a CTE cannot hold a WITH"
+        if _WITH.match(sql.postgresql):
+            raise ValueError("a write alongside another statement cannot hold a WITH")
         self._take_the_queue()
         write = (sql.postgresql, dict(parameters))
         if self._queued:

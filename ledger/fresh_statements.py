@@ -1,13 +1,16 @@
-"""The statements of `ledger.fresh`, in both dialects: one builder per shape of statement,
-cached by its counts (a hand's batches come in a few shapes), so that each text is built
-once and psycopg prepares it once."""
+"""The statements of `ledger.fresh`: one builder per shape of statement, cached by its counts
+(a hand's batches come in a few shapes), so that each text is built once and psycopg
+prepares it once. SQLite runs the balances' UPDATE, the head's lock, the transactions' and
+the entries' INSERTs one by one; PostgreSQL the first two as one statement, the last two as
+another (`move_balances_locking_head`, `insert_transactions_and_entries`)."""
 
 from functools import cache
 
 from ledger.driver import Sql
 
 _ACCOUNT_COLUMNS = "id, code, currency, side, min_balance"
-LOCK_CHAIN_HEAD = Sql.of("SELECT seq, hash FROM ledger_chain_head WHERE id = :chain{for_update}")
+LOCK_CHAIN_HEAD = Sql.of("SELECT seq, hash FROM ledger_chain_head WHERE id = :chain")
+"""SQLite's: `BEGIN IMMEDIATE` has already locked every writer out."""
 MOVE_CHAIN_HEAD = Sql.of("UPDATE ledger_chain_head SET seq = :seq, hash = :hash WHERE id = :chain")
 BALANCE = Sql.of("SELECT balance FROM ledger_accounts WHERE code = :code")
 

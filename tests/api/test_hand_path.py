@@ -2,14 +2,16 @@
 database as few statements as its writes allow."""
 
 import re
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 
 from api.db.database import Database
 from api.domain.hands import service as hands
@@ -17,6 +19,7 @@ from api.domain.hands import store
 from api.domain.tables.service import ensure_standard_table
 from benchmarks.profile_hand import count_driver_statements
 from casino.hand import Action
+from ledger.chains import chain_for
 from tests.api.conftest import Caller, play_until, standard_table_id
 from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
@@ -57,6 +60,53 @@ def test_a_settled_hand_waits_on_postgresql_four_times_after_its_begin(database_
     own."""
     waits = _noted_for_a_settled_hand(database_url, _count_round_trips)
     assert len([w for w in waits if not _PING.match(w)]) == 4, waits
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_hand_waiting_for_its_table_holds_none_of_its_chains_locks_on_postgresql(
+    database_url: str,
+) -> None:
+    """A table being opened or closed holds its row FOR UPDATE; a hand placed meanwhile waits
+    for it in its opening read, before the ledger's statement locks the chain's head (in
+    which the hand's row is written), so nothing that waits for that head waits for the
+    table too."""
+    database = Database.connect(database_url)
+    holder, pool = database.engine.connect(), ThreadPoolExecutor(max_workers=1)
+    try:
+        with database.transaction() as session:
+            ensure_standard_table(session, "USD")
+        player_id, table_id = new_player(database), standard_table(database)
+        for _ in range(2):
+            _play_out(database, player_id, table_id)
+        holder.begin()
+        holder.execute(_LOCK_TABLE, {"table_id": table_id})
+        placing = pool.submit(_play_out, database, player_id, table_id)
+        _until_a_backend_waits_for_a_lock(database)
+        with database.engine.connect() as probe:
+            probe.execute(_LOCK_HEAD_AT_ONCE, {"chain": chain_for(str(player_id))})
+            probe.rollback()
+    finally:
+        holder.close()  # the table let go: the hand goes on, whatever was asserted
+        pool.shutdown(wait=True)
+        database.dispose()
+    placing.result(timeout=30)
+
+
+_LOCK_TABLE = text("SELECT 1 FROM casino_tables WHERE id = :table_id FOR UPDATE")
+_LOCK_HEAD_AT_ONCE = text("SELECT 1 FROM ledger_chain_head WHERE id = :chain FOR UPDATE NOWAIT")
+
+
+def _until_a_backend_waits_for_a_lock(database: Database) -> None:
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    for _ in range(500):
+        with database.engine.connect() as connection:
+            if connection.execute(waiting).scalar_one():
+                return
+        time.sleep(0.01)
+    raise AssertionError("the hand never waited for its table")
 
 
 def _noted_for_a_settled_hand(

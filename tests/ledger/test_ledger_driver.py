@@ -238,6 +238,33 @@ def test_a_write_alongside_taken_back_by_a_savepoint_stays_taken_back(probe: Eng
     assert _names(probe) == ["kept"]
 
 
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_write_alongside_dropped_by_its_driver_is_never_sent(probe: Engine) -> None:
+    """(SQLite runs it at once: only its transaction's rollback takes it back.)"""
+    with probe.begin() as connection:
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": "dropped"})
+        driver.drop_queued()
+        driver.execute(_INSERT, {"name": "kept"})
+        driver.commit()
+    assert _names(probe) == ["kept"]
+
+
+def test_a_write_alongside_goes_before_another_drivers_statement(probe: Engine) -> None:
+    with probe.begin() as connection:
+        first, second = Driver(connection), Driver(connection)
+        first.alongside(_INSERT, {"name": "ada"})
+        second.execute(_INSERT, {"name": "bo"})
+        assert second.all(_NAMES, {}) == [("ada",), ("bo",)]
+    assert _names(probe) == ["ada", "bo"]
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_write_alongside_cannot_hold_a_with_of_its_own(probe: Engine) -> None:
+    with probe.begin() as connection, pytest.raises(ValueError, match="WITH"):
+        Driver(connection).alongside(Sql.of("with x as (select 1) " + _INSERT.sqlite), {})
+
+
 def test_a_write_alongside_is_seen_by_a_statement_of_sqlalchemys(probe: Engine) -> None:
     with probe.begin() as connection:
         Driver(connection).alongside(_INSERT, {"name": "ada"})
