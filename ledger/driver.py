@@ -141,8 +141,6 @@ def _with_alongside(alongside: tuple[str, ...], target: str) -> str:
 
 
 _WITH = re.compile(r"\s*WITH\s+", re.IGNORECASE)
-
-
 _PLACEHOLDER = re.compile(r"%\((\w+)\)s")
 
 
@@ -193,7 +191,7 @@ class Driver:
         its own. On SQLite, in process, at once. A hand's row, its seed pair's nonce and its
         key's record are such writes. `sql` must be one plain statement, without a WITH of
         its own (a CTE cannot hold one). Its locks are taken when that statement runs, after
-        the statement's own: a caller takes any lock it might wait for earlier."""
+        the statement's own: it must lock nothing it could wait for."""
         if not self.is_postgresql:
             self._run(sql.sqlite, parameters)
             return

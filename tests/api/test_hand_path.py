@@ -1,8 +1,9 @@
 """The hand path's cost: it does not grow with a player's history, and a hand sends each
 database as few statements as its writes allow."""
 
+import contextlib
 import re
-import time
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -11,15 +12,14 @@ import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event
 
 from api.db.database import Database
 from api.domain.hands import service as hands
 from api.domain.hands import store
-from api.domain.tables.service import ensure_standard_table
+from api.domain.tables.service import ensure_standard_table, set_open
 from benchmarks.profile_hand import count_driver_statements
 from casino.hand import Action
-from ledger.chains import chain_for
 from tests.api.conftest import Caller, play_until, standard_table_id
 from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
@@ -63,50 +63,43 @@ def test_a_settled_hand_waits_on_postgresql_four_times_after_its_begin(database_
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_hand_waiting_for_its_table_holds_none_of_its_chains_locks_on_postgresql(
+def test_a_hand_does_not_wait_for_a_table_being_opened_or_closed_on_postgresql(
     database_url: str,
 ) -> None:
-    """A table being opened or closed holds its row FOR UPDATE; a hand placed meanwhile waits
-    for it in its opening read, before the ledger's statement locks the chain's head (in
-    which the hand's row is written), so nothing that waits for that head waits for the
-    table too."""
+    """Closing a table holds its row and then takes the events' head; the back office's
+    resolution of abandoned hands holds the events' head while it takes players' rows; a
+    hand holds its player's row and its chain's head before its row's foreign key reaches
+    the table. A hand that waited for the table could close that circle."""
     database = Database.connect(database_url)
-    holder, pool = database.engine.connect(), ThreadPoolExecutor(max_workers=1)
+    held, release = threading.Event(), threading.Event()
+    pool = ThreadPoolExecutor(max_workers=2)
     try:
         with database.transaction() as session:
             ensure_standard_table(session, "USD")
         player_id, table_id = new_player(database), standard_table(database)
         for _ in range(2):
             _play_out(database, player_id, table_id)
-        holder.begin()
-        holder.execute(_LOCK_TABLE, {"table_id": table_id})
-        placing = pool.submit(_play_out, database, player_id, table_id)
-        _until_a_backend_waits_for_a_lock(database)
-        with database.engine.connect() as probe:
-            probe.execute(_LOCK_HEAD_AT_ONCE, {"chain": chain_for(str(player_id))})
-            probe.rollback()
+        pool.submit(_close_and_hold, database, table_id, held, release)
+        assert held.wait(timeout=10)
+        pool.submit(_play_out, database, player_id, table_id).result(timeout=10)
     finally:
-        holder.close()  # the table let go: the hand goes on, whatever was asserted
+        release.set()  # the closing rolled back: a hand that waited goes on
         pool.shutdown(wait=True)
         database.dispose()
-    placing.result(timeout=30)
 
 
-_LOCK_TABLE = text("SELECT 1 FROM casino_tables WHERE id = :table_id FOR UPDATE")
-_LOCK_HEAD_AT_ONCE = text("SELECT 1 FROM ledger_chain_head WHERE id = :chain FOR UPDATE NOWAIT")
+class _RolledBack(Exception):
+    """Ends a unit of work the test must not commit."""
 
 
-def _until_a_backend_waits_for_a_lock(database: Database) -> None:
-    waiting = text(
-        "SELECT count(*) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-    )
-    for _ in range(500):
-        with database.engine.connect() as connection:
-            if connection.execute(waiting).scalar_one():
-                return
-        time.sleep(0.01)
-    raise AssertionError("the hand never waited for its table")
+def _close_and_hold(
+    database: Database, table_id: int, held: threading.Event, release: threading.Event
+) -> None:
+    with contextlib.suppress(_RolledBack), database.transaction() as session:
+        set_open(session, table_id, is_open=False)
+        held.set()
+        release.wait(timeout=30)
+        raise _RolledBack
 
 
 def _noted_for_a_settled_hand(

@@ -19,11 +19,11 @@ from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
 
-def _opening(new_hand_id: str, table_lock: str) -> str:
+def _opening(new_hand_id: str) -> str:
     return f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
         ({UNFINISHED_HAND}),
-        (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id{table_lock}),
+        (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id),
         (SELECT a.balance FROM ledger_accounts a WHERE a.code = :wallet),
         {new_hand_id}
     FROM seed_pairs sp
@@ -34,12 +34,7 @@ def _opening(new_hand_id: str, table_lock: str) -> str:
 # PostgreSQL draws the new hand's id with the read, so that the hand's row needs no answer
 # and goes with the next statement (`ledger.driver`): a round trip fewer. An id drawn for a
 # hand then refused is skipped, as one drawn by an insert rolled back always was.
-# It also takes the lock on the table's row that the hand's foreign key takes, here, before
-# any of the ledger's: the hand's row is written in the ledger's first statement, after the
-# chain's head is locked, and a table being opened or closed (its row held FOR UPDATE) must
-# keep the hand waiting before it holds the head, not after. The hand then sees the table as
-# the change left it. Every other row the hand's writes lock is the player's own.
-OPENING = Sql.each(_opening("NULL", ""), _opening("nextval('hands_id_seq')", " FOR KEY SHARE"))
+OPENING = Sql.each(_opening("NULL"), _opening("nextval('hands_id_seq')"))
 
 _TABLE_RULES = Sql.of("SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = :table_id")
 

@@ -118,8 +118,16 @@ def get_table(session: Session, table_id: int) -> Table:
 def set_open(
     session: Session, table_id: int, *, is_open: bool, actor: Principal | None = None
 ) -> Table:
-    """Open or close a table; a change (not a repeat) is a significant event."""
-    table = session.scalar(select(CasinoTable).where(CasinoTable.id == table_id).with_for_update())
+    """Open or close a table; a change (not a repeat) is a significant event.
+
+    The row is locked `FOR NO KEY UPDATE` (PostgreSQL), as the UPDATE of `is_open` locks
+    it anyway: a hand's foreign key to the table takes `FOR KEY SHARE`, which that never
+    blocks, so a hand never waits for a table being opened or closed. It could not wait
+    safely: a hand holds its player's row and its chain's head by then, and this
+    transaction goes on to take the events' head, which the back office's resolution of
+    abandoned hands holds while it takes players' rows."""
+    locked = select(CasinoTable).where(CasinoTable.id == table_id).with_for_update(key_share=True)
+    table = session.scalar(locked)
     if table is None:
         raise NotFound("table")
     if table.is_open != is_open:
