@@ -91,25 +91,32 @@ def test_a_write_is_committed_by_the_drivers_commit_before_sqlalchemys(probe: En
     assert _names(probe) == ["ada"]
 
 
+# Queued (`execute`) or alongside the next statement (`alongside`), a write keeps its
+# transaction's fate.
+_WRITES = pytest.mark.parametrize("write", ["execute", "alongside"])
+
+
+@_WRITES
 def test_a_write_rolled_back_never_reaches_a_later_transaction_on_its_connection(
-    probe: Engine,
+    probe: Engine, write: str
 ) -> None:
     with probe.connect() as connection:
         with connection.begin() as rolled_back:
-            Driver(connection).execute(_INSERT, {"name": "dropped"})
+            getattr(Driver(connection), write)(_INSERT, {"name": "dropped"})
             rolled_back.rollback()
         with connection.begin():
-            connection.execute(text("SELECT 1"))  # would send whatever was still queued
-            Driver(connection).execute(_INSERT, {"name": "kept"})
+            connection.execute(text("SELECT 1"))  # would send whatever was still waiting
+            getattr(Driver(connection), write)(_INSERT, {"name": "kept"})
     assert _names(probe) == ["kept"]
 
 
-def test_a_write_taken_back_by_a_savepoint_stays_taken_back(probe: Engine) -> None:
+@_WRITES
+def test_a_write_taken_back_by_a_savepoint_stays_taken_back(probe: Engine, write: str) -> None:
     with probe.begin() as connection:
-        driver = Driver(connection)
-        driver.execute(_INSERT, {"name": "kept"})
+        send = getattr(Driver(connection), write)
+        send(_INSERT, {"name": "kept"})
         savepoint = connection.begin_nested()
-        driver.execute(_INSERT, {"name": "taken back"})
+        send(_INSERT, {"name": "taken back"})
         savepoint.rollback()
     assert _names(probe) == ["kept"]
 
@@ -216,26 +223,6 @@ def _insert_twice_alongside_and_read(engine: Engine, name: str) -> None:
         driver.alongside(_INSERT, {"name": name})
         driver.alongside(_INSERT, {"name": name})
         driver.all(_NAMES, {})
-
-
-def test_a_write_alongside_rolled_back_never_reaches_a_later_transaction(probe: Engine) -> None:
-    with probe.connect() as connection:
-        with connection.begin() as rolled_back:
-            Driver(connection).alongside(_INSERT, {"name": "dropped"})
-            rolled_back.rollback()
-        with connection.begin():
-            connection.execute(text("SELECT 1"))  # would send whatever was still waiting
-    assert _names(probe) == []
-
-
-def test_a_write_alongside_taken_back_by_a_savepoint_stays_taken_back(probe: Engine) -> None:
-    with probe.begin() as connection:
-        driver = Driver(connection)
-        driver.alongside(_INSERT, {"name": "kept"})
-        savepoint = connection.begin_nested()
-        driver.alongside(_INSERT, {"name": "taken back"})
-        savepoint.rollback()
-    assert _names(probe) == ["kept"]
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
