@@ -4,6 +4,7 @@ database as few statements as its writes allow."""
 import contextlib
 import re
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -12,14 +13,16 @@ import psycopg
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 
 from api.db.database import Database
 from api.domain.hands import service as hands
 from api.domain.hands import store
+from api.domain.hands.unfinished import ResolvedHand, resolve_overdue
 from api.domain.tables.service import ensure_standard_table, set_open
 from benchmarks.profile_hand import count_driver_statements
 from casino.hand import Action
+from ledger.chains import chain_for
 from tests.api.conftest import Caller, play_until, standard_table_id
 from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
@@ -100,6 +103,67 @@ def _close_and_hold(
         held.set()
         release.wait(timeout=30)
         raise _RolledBack
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_resolving_overdue_hands_locks_their_players_before_any_chains_head_on_postgresql(
+    database_url: str,
+) -> None:
+    """The back office resolves every overdue hand in one transaction, and each settlement
+    locks its chain's head until the end; a player it has yet to reach may hold their own
+    row meanwhile and wait for one of those heads (a deposit, their own decision)."""
+    database = Database.connect(database_url)
+    holder, pool = database.engine.connect(), ThreadPoolExecutor(max_workers=1)
+    try:
+        with database.transaction() as session:
+            ensure_standard_table(session, "USD")
+        table_id = standard_table(database)
+        first, second = new_player(database), new_player(database)
+        for player_id in (first, second):
+            _tie(database, player_id, table_id)
+        holder.begin()
+        holder.execute(_LOCK_PLAYER_ROW, {"player_id": second})
+        resolving = pool.submit(_resolve_overdue, database)
+        _until_a_backend_waits_for_a_lock(database)
+        with database.engine.connect() as probe:
+            probe.execute(_LOCK_HEAD_AT_ONCE, {"chain": chain_for(str(first))})
+            probe.rollback()
+    finally:
+        holder.close()  # the player let go: the resolution goes on, whatever was asserted
+        pool.shutdown(wait=True)
+        database.dispose()
+    assert [hand.resolution for hand in resolving.result(timeout=30)] == ["surrender"] * 2
+
+
+_LOCK_PLAYER_ROW = text("SELECT 1 FROM players WHERE id = :player_id FOR UPDATE")
+_LOCK_HEAD_AT_ONCE = text("SELECT 1 FROM ledger_chain_head WHERE id = :chain FOR UPDATE NOWAIT")
+
+
+def _tie(database: Database, player_id: int, table_id: int) -> None:
+    """Hands until one awaits a decision."""
+    while True:
+        with database.transaction() as session:
+            hand = hands.open_hand(session, player_id, table_id, 100, 0)
+        if hand.status != "settled":
+            return
+
+
+def _resolve_overdue(database: Database) -> list[ResolvedHand]:
+    with database.transaction() as session:
+        return resolve_overdue(session, 0, "surrender", None)
+
+
+def _until_a_backend_waits_for_a_lock(database: Database) -> None:
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+    )
+    for _ in range(500):
+        with database.engine.connect() as connection:
+            if connection.execute(waiting).scalar_one():
+                return
+        time.sleep(0.01)
+    raise AssertionError("nothing ever waited for the player's row")
 
 
 def _noted_for_a_settled_hand(

@@ -21,6 +21,7 @@ from api.db.models import hands_table
 from api.db.units import savepoint
 from api.domain.events.service import record_event
 from api.domain.hands.service import decide_hand
+from api.domain.players.turn import lock_player
 from api.domain.tokens.service import Principal
 from api.errors import DomainError
 from casino.errors import HandNotAwaitingDecision, SurrenderNotAllowed
@@ -154,9 +155,16 @@ def resolve_overdue(
     actor: Principal | None,
 ) -> list[ResolvedHand]:
     """Every overdue hand resolved in the caller's transaction (the back office's way: one
-    request, one answer, retried safely with its Idempotency-Key)."""
-    overdue = [h.id for h in unfinished_hands(session, timeout_seconds) if h.overdue]
-    return [resolve_in(session, hand_id, Action(configured), actor) for hand_id in overdue]
+    request, one answer, retried safely with its Idempotency-Key).
+
+    Their players' rows are locked first, in id order, as every request takes a player's
+    row before any chain's head: resolving a hand locks its chain's head until the
+    transaction ends, and a player reached afterwards could be holding their own row while
+    waiting for that head (a deposit, their own decision on the same chain)."""
+    overdue = [hand for hand in unfinished_hands(session, timeout_seconds) if hand.overdue]
+    for player_id in sorted({hand.player_id for hand in overdue}):
+        lock_player(session, player_id)
+    return [resolve_in(session, hand.id, Action(configured), actor) for hand in overdue]
 
 
 def resolve_abandoned(
