@@ -4,7 +4,6 @@ database as few statements as its writes allow."""
 import contextlib
 import re
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -26,6 +25,7 @@ from ledger.chains import chain_for
 from tests.api.conftest import Caller, play_until, standard_table_id
 from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
+from tests.locks import until_a_backend_waits_for_a_lock
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
@@ -124,7 +124,7 @@ def test_resolving_overdue_hands_locks_their_players_before_any_chains_head_on_p
         holder.begin()
         holder.execute(_LOCK_PLAYER_ROW, {"player_id": second})
         resolving = pool.submit(_resolve_overdue, database)
-        _until_a_backend_waits_for_a_lock(database)
+        until_a_backend_waits_for_a_lock(database.engine, "the resolution")
         with database.engine.connect() as probe:
             probe.execute(_LOCK_HEAD_AT_ONCE, {"chain": chain_for(str(first))})
             probe.rollback()
@@ -151,19 +151,6 @@ def _tie(database: Database, player_id: int, table_id: int) -> None:
 def _resolve_overdue(database: Database) -> list[ResolvedHand]:
     with database.transaction() as session:
         return resolve_overdue(session, 0, "surrender", None)
-
-
-def _until_a_backend_waits_for_a_lock(database: Database) -> None:
-    waiting = text(
-        "SELECT count(*) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-    )
-    for _ in range(500):
-        with database.engine.connect() as connection:
-            if connection.execute(waiting).scalar_one():
-                return
-        time.sleep(0.01)
-    raise AssertionError("nothing ever waited for the player's row")
 
 
 def _noted_for_a_settled_hand(

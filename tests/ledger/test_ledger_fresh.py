@@ -4,7 +4,6 @@ statements, for keys that are new by construction."""
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -13,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import select, text
+from sqlalchemy import Engine, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,6 +24,7 @@ from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
 from ledger.posting import balances, open_account, post
 from ledger.schema import LedgerTransaction
 from ledger.verify import verify_ledger
+from tests.locks import until_a_backend_waits_for_a_lock
 
 WALLET = chart.wallet("p1", "USD")
 HELD = chart.held("p1", "USD")
@@ -159,7 +159,7 @@ def _last_transaction_id_drawn(session_factory: sessionmaker[Session]) -> int:
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_batch_holds_its_accounts_rows_while_it_waits_for_its_chains_head_on_postgresql(
-    session_factory: sessionmaker[Session], book: AccountBook
+    engine: Engine, session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     """The balances' rows are locked before the head's, as every batch locks them, though
     one statement takes both: two batches never wait on each other in opposite orders."""
@@ -168,7 +168,7 @@ def test_a_batch_holds_its_accounts_rows_while_it_waits_for_its_chains_head_on_p
     try:
         holder.execute(text("SELECT seq FROM ledger_chain_head WHERE id = 1 FOR UPDATE"))
         waiting = pool.submit(_post, session_factory, book, _hand(2, 10, 0))
-        _until_a_backend_waits_for_a_lock(session_factory)
+        until_a_backend_waits_for_a_lock(engine, "the batch")
         with session_factory() as probe, pytest.raises(OperationalError, match="lock"):
             probe.execute(_LOCK_WALLET_AT_ONCE, {"code": WALLET.code})
     finally:
@@ -178,19 +178,6 @@ def test_a_batch_holds_its_accounts_rows_while_it_waits_for_its_chains_head_on_p
 
 
 _LOCK_WALLET_AT_ONCE = text("SELECT 1 FROM ledger_accounts WHERE code = :code FOR UPDATE NOWAIT")
-
-
-def _until_a_backend_waits_for_a_lock(session_factory: sessionmaker[Session]) -> None:
-    waiting = text(
-        "SELECT count(*) FROM pg_stat_activity "
-        "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-    )
-    for _ in range(500):
-        with session_factory() as session:
-            if session.execute(waiting).scalar_one():
-                return
-        time.sleep(0.01)
-    raise AssertionError("the batch never waited for the chain's head")
 
 
 def test_a_key_posted_before_is_refused_by_the_database(
