@@ -185,28 +185,37 @@ class Idempotency:
         """Hold the key for this transaction and return its record if it has one.
 
         On PostgreSQL an advisory lock holds it across processes (with the player's row, for
-        a `PlayersTurn`); the record is read in the next statement, whose snapshot (READ
-        COMMITTED) then includes whatever the lock's previous holder committed, so a retry
-        always finds the first answer."""
+        a `PlayersTurn`), and the same statement reads the record once the lock is held, in a
+        snapshot of its own (migration `0010_key_record_after_lock`): it includes whatever
+        the lock's previous holder committed, so a retry always finds the first answer. On
+        SQLite the unit of work's `BEGIN IMMEDIATE` holds the key."""
         driver = driver_of(session)
-        if driver.is_postgresql and not _lock_key(driver, caller, key, operation):
+        if not driver.is_postgresql:
+            row = driver.first(RECORD_BY_KEY, {"caller": caller, "key": key})
+            return None if row is None else _Stored(row[0], row[1], json.loads(row[2]))
+        got, record = _lock_key(driver, caller, key, operation)
+        if not got:
             raise _in_flight()
-        row = driver.first(RECORD_BY_KEY, {"caller": caller, "key": key})
-        return None if row is None else _Stored(row[0], row[1], json.loads(row[2]))
+        return None if record is None else _Stored(*json.loads(record))
 
 
-def _lock_key(driver: Driver, caller: str, key: str, operation: Operation | None) -> bool:
-    """PostgreSQL: whether this transaction got the key's advisory lock; a `PlayersTurn`'s
-    player row is locked in the same statement."""
-    lock = advisory_lock_key(caller, key)
+def _lock_key(
+    driver: Driver, caller: str, key: str, operation: Operation | None
+) -> tuple[bool, str | None]:
+    """PostgreSQL: whether this transaction got the key's advisory lock, and then the key's
+    record as a JSON array, if it has one; a `PlayersTurn`'s player row is locked in the
+    same statement."""
+    parameters = {"lock": advisory_lock_key(caller, key), "caller": caller, "key": key}
     if not isinstance(operation, PlayersTurn):
-        return bool(driver.scalar(_LOCK_KEY, {"lock": lock}))
-    row = driver.first(_LOCK_KEY_AND_PLAYER, {"lock": lock, "player_id": operation.player_id})
-    assert row is not None  # a function in FROM gives its one row
-    got, protected = row
+        row = driver.first(_LOCK_KEY, parameters)
+        assert row is not None  # a function in FROM gives its one row
+        return bool(row[0]), row[1]
+    row = driver.first(_LOCK_KEY_AND_PLAYER, {**parameters, "player_id": operation.player_id})
+    assert row is not None
+    got, protected, record = row
     if got:
         note_locked(driver, operation.player_id, protected)
-    return bool(got)
+    return bool(got), record
 
 
 class _Refusal(Exception):
@@ -227,15 +236,17 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
         raise _Refusal(refusal) from error
 
 
-# Every state-changing request runs these, on the driver: the key's lock (PostgreSQL), its
-# record looked up, the answer recorded. The last two are public for benchmarks/lean_hand.py,
-# which must keep keys exactly as the service does.
-_LOCK_KEY = Sql.of("SELECT pg_try_advisory_xact_lock(:lock)")
+# Every state-changing request runs these, on the driver: the key's lock and its record
+# (PostgreSQL) or its record alone (SQLite), and the answer recorded. The last two are public
+# for benchmarks/lean_hand.py, which must keep keys exactly as the service does.
+_RECORD_ONCE_LOCKED = "CASE WHEN got THEN idempotency_record_after_lock(:caller, :key) END"
+_TAKING_THE_KEYS_LOCK = "FROM pg_try_advisory_xact_lock(:lock) AS got"
+_LOCK_KEY = Sql.of(f"SELECT got, {_RECORD_ONCE_LOCKED} {_TAKING_THE_KEYS_LOCK}")
 # The player's row is locked only once the key is: a retry of a key in flight elsewhere is
 # refused at once, instead of waiting for the first request's row lock.
 _LOCK_KEY_AND_PLAYER = Sql.of(
-    f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END "
-    "FROM pg_try_advisory_xact_lock(:lock) AS got"
+    f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END, {_RECORD_ONCE_LOCKED} "
+    + _TAKING_THE_KEYS_LOCK
 )
 RECORD_BY_KEY = Sql.of(
     """

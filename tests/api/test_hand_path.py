@@ -242,9 +242,9 @@ def _surrender(database: Database, player_id: int, hand_id: int) -> None:
 def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_on_postgresql(
     client: TestClient[Litestar], operator: Caller
 ) -> None:
-    """The whole request: the key (on PostgreSQL its advisory lock and the player's row lock
-    in one statement, then its record), the hand's statements, the key's record written (on
-    PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
+    """The whole request: the key (on PostgreSQL its advisory lock, the player's row lock
+    and the key's record read, in one statement), the hand's statements, the key's record
+    written (on PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
     database: Database = client.app.state.database
     sent: list[str] = []
     count_driver_statements(database.engine, sent.append)
@@ -265,6 +265,7 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
     first = statements[0]
     if database.is_postgresql:
         assert "pg_try_advisory_xact_lock" in first and "FROM players" in first
+        assert "idempotency_record_after_lock" in first
     else:
         assert first.startswith("SELECT request_hash")
-    assert len(statements) == (6 if database.is_postgresql else 11), statements
+    assert len(statements) == (5 if database.is_postgresql else 11), statements

@@ -1,8 +1,11 @@
 """Idempotency-Key: at most once per caller and key, whatever the retries."""
 
+import json
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from litestar.testing import TestClient
-from sqlalchemy import text
+from sqlalchemy import Engine, text
 
 from api.app import create_app
 from api.db.database import Database
@@ -10,6 +13,7 @@ from api.domain.tokens.service import Role, authenticate
 from api.http.idempotency import Idempotency, advisory_lock_key
 from api.settings import Settings
 from tests.api.conftest import Caller, available, issue_test_token, new_player
+from tests.locks import until_a_backend_waits_for_a_lock
 
 
 def test_a_replayed_key_returns_the_first_response_and_moves_nothing(
@@ -166,6 +170,47 @@ def test_a_players_command_in_flight_in_another_process_is_refused_at_once_and_m
         assert refused.json()["code"] == "idempotency_in_flight"
         accepted = operator.post("/v1/cashier/deposits", deposit, key="busy-deposit")
         assert accepted.status_code == 201 and accepted.json()["balance_after"] == 600
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_keys_record_committed_while_its_lock_was_awaited_is_read_in_the_locks_statement(
+    engine: Engine,
+) -> None:
+    """The key's record is read in the statement that takes the key's lock (migration
+    `0010_key_record_after_lock`). That statement may begin before the lock's previous holder
+    commits the record; it still reads it, because the function that reads it takes a
+    snapshot of its own once the lock is held. (A plain subquery there reads NULL.) The
+    service only tries the lock; waiting for it here holds the statement in that window."""
+    lock = advisory_lock_key("token:1", "retried")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with engine.begin() as holder:
+            holder.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": lock})
+            retry = pool.submit(_record_once_locked, engine, lock)
+            until_a_backend_waits_for_a_lock(engine, "the retry")
+            holder.execute(_FIRST_ANSWER)
+        record = retry.result(timeout=10)
+    assert record is not None and json.loads(record) == ["fingerprint", 201, {"id": 7}]
+
+
+_FIRST_ANSWER = text(
+    """
+    INSERT INTO idempotency_records
+        (caller, "key", request_hash, response_status, response_body, created_at)
+    VALUES ('token:1', 'retried', 'fingerprint', 201, '{"id": 7}', now())
+    """
+)
+
+
+def _record_once_locked(engine: Engine, lock: int) -> str | None:
+    with engine.begin() as retry:
+        record: str | None = retry.execute(
+            text(
+                "SELECT idempotency_record_after_lock('token:1', 'retried') "
+                "FROM pg_advisory_xact_lock(:lock)"
+            ),
+            {"lock": lock},
+        ).scalar_one()
+    return record
 
 
 def _token_id(settings: Settings, token: str) -> int:
