@@ -50,10 +50,10 @@ def make_engine(
     timeout, and every transaction opened with `BEGIN IMMEDIATE` so that the write lock
     is taken up front; a deferred BEGIN would let two transactions read, then both try to
     upgrade to a write lock, and one would get "database is locked" with no retry.
-    PostgreSQL: a normal pool whose connections are pinged when they come out of it after
-    sitting idle (`_ping_after_idle`), so restarts of the server are survived, and whose
-    statements keep their order with the writes the driver queues
-    (`ledger.driver.send_queued_writes_first`).
+    PostgreSQL: READ COMMITTED whatever the database's default, and a normal pool whose
+    connections are pinged when they come out of it after sitting idle (`_ping_after_idle`),
+    so restarts of the server are survived, and whose statements keep their order with the
+    writes the driver queues (`ledger.driver.send_queued_writes_first`).
 
     The pool keeps up to `pool_size` connections, opened as they are first needed, and
     opens up to `max_overflow` more at a peak, each closed again when it is returned; past
@@ -85,6 +85,11 @@ def make_engine(
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine, busy_timeout_ms)
         return engine
+    # What a unit of work reads after taking a lock (the Idempotency-Key's advisory lock,
+    # a row's FOR UPDATE) must include what the lock's previous holder committed; a
+    # database whose default is REPEATABLE READ would read the transaction's first
+    # snapshot instead. Reads that want one snapshot ask for it (`api.db.snapshot`).
+    kwargs.setdefault("isolation_level", "READ COMMITTED")
     engine = create_engine(url, **kwargs)
     _ping_after_idle(engine, ping_after_idle_seconds)
     send_queued_writes_first(engine)

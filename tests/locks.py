@@ -1,4 +1,4 @@
-"""PostgreSQL: waiting, in a test, until another transaction is stuck on a row lock."""
+"""PostgreSQL: waiting, in a test, until another transaction is stuck on a lock."""
 
 import time
 

@@ -207,10 +207,10 @@ def _lock_key(
     same statement."""
     parameters = {"lock": advisory_lock_key(caller, key), "caller": caller, "key": key}
     if not isinstance(operation, PlayersTurn):
-        row = driver.first(_LOCK_KEY, parameters)
+        row = driver.first(LOCK_KEY, parameters)
         assert row is not None  # a function in FROM gives its one row
         return bool(row[0]), row[1]
-    row = driver.first(_LOCK_KEY_AND_PLAYER, {**parameters, "player_id": operation.player_id})
+    row = driver.first(LOCK_KEY_AND_PLAYER, {**parameters, "player_id": operation.player_id})
     assert row is not None
     got, protected, record = row
     if got:
@@ -236,17 +236,19 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
         raise _Refusal(refusal) from error
 
 
-# Every state-changing request runs these, on the driver: the key's lock and its record
-# (PostgreSQL) or its record alone (SQLite), and the answer recorded. The last two are public
-# for benchmarks/lean_hand.py, which must keep keys exactly as the service does.
+# Every state-changing request runs these, on the driver: on PostgreSQL the key's lock and
+# its record in one statement; on SQLite its record alone (`RECORD_BY_KEY`); and the answer
+# recorded (`INSERT_RECORD`). The lock's statements are public for the test that holds their
+# read of the record to what the lock's previous holder committed; the record's, for
+# benchmarks/lean_hand.py (SQLite), which must keep keys exactly as the service does.
 _RECORD_ONCE_LOCKED = "CASE WHEN got THEN idempotency_record_after_lock(:caller, :key) END"
-_TAKING_THE_KEYS_LOCK = "FROM pg_try_advisory_xact_lock(:lock) AS got"
-_LOCK_KEY = Sql.of(f"SELECT got, {_RECORD_ONCE_LOCKED} {_TAKING_THE_KEYS_LOCK}")
+TAKING_THE_KEYS_LOCK = "FROM pg_try_advisory_xact_lock(:lock) AS got"
+LOCK_KEY = Sql.of(f"SELECT got, {_RECORD_ONCE_LOCKED} {TAKING_THE_KEYS_LOCK}")
 # The player's row is locked only once the key is: a retry of a key in flight elsewhere is
 # refused at once, instead of waiting for the first request's row lock.
-_LOCK_KEY_AND_PLAYER = Sql.of(
+LOCK_KEY_AND_PLAYER = Sql.of(
     f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END, {_RECORD_ONCE_LOCKED} "
-    + _TAKING_THE_KEYS_LOCK
+    f"{TAKING_THE_KEYS_LOCK}"
 )
 RECORD_BY_KEY = Sql.of(
     """

@@ -10,8 +10,15 @@ from sqlalchemy import Engine, text
 from api.app import create_app
 from api.db.database import Database
 from api.domain.tokens.service import Role, authenticate
-from api.http.idempotency import Idempotency, advisory_lock_key
+from api.http.idempotency import (
+    LOCK_KEY,
+    LOCK_KEY_AND_PLAYER,
+    TAKING_THE_KEYS_LOCK,
+    Idempotency,
+    advisory_lock_key,
+)
 from api.settings import Settings
+from ledger.driver import Sql
 from tests.api.conftest import Caller, available, issue_test_token, new_player
 from tests.locks import until_a_backend_waits_for_a_lock
 
@@ -173,19 +180,23 @@ def test_a_players_command_in_flight_in_another_process_is_refused_at_once_and_m
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize(
+    "statement", [LOCK_KEY, LOCK_KEY_AND_PLAYER], ids=["a command", "a player's command"]
+)
 def test_a_keys_record_committed_while_its_lock_was_awaited_is_read_in_the_locks_statement(
-    engine: Engine,
+    engine: Engine, statement: Sql
 ) -> None:
-    """The key's record is read in the statement that takes the key's lock (migration
-    `0010_key_record_after_lock`). That statement may begin before the lock's previous holder
-    commits the record; it still reads it, because the function that reads it takes a
+    """The key's record is read in the statement that takes the key's lock. That statement
+    may begin before the lock's previous holder commits the record; it still reads it,
+    because the function that reads it (migration `0010_key_record_after_lock`) takes a
     snapshot of its own once the lock is held. (A plain subquery there reads NULL.) The
-    service only tries the lock; waiting for it here holds the statement in that window."""
+    service only tries the lock; here the statement waits for it instead, which holds it in
+    that window."""
     lock = advisory_lock_key("token:1", "retried")
     with ThreadPoolExecutor(max_workers=1) as pool:
         with engine.begin() as holder:
             holder.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": lock})
-            retry = pool.submit(_record_once_locked, engine, lock)
+            retry = pool.submit(_record_once_locked, engine, statement, lock)
             until_a_backend_waits_for_a_lock(engine, "the retry")
             holder.execute(_FIRST_ANSWER)
         record = retry.result(timeout=10)
@@ -199,17 +210,20 @@ _FIRST_ANSWER = text(
     VALUES ('token:1', 'retried', 'fingerprint', 201, '{"id": 7}', now())
     """
 )
+_WAITING_FOR_THE_KEYS_LOCK = "FROM (SELECT true AS got FROM pg_advisory_xact_lock(:lock)) AS l"
 
 
-def _record_once_locked(engine: Engine, lock: int) -> str | None:
+def _record_once_locked(engine: Engine, statement: Sql, lock: int) -> str | None:
+    """`statement`, waiting for the key's lock where the service only tries it."""
+    trying, waiting_instead = (
+        Sql.of(clause).postgresql for clause in (TAKING_THE_KEYS_LOCK, _WAITING_FOR_THE_KEYS_LOCK)
+    )
+    waiting = statement.postgresql.replace(trying, waiting_instead)
+    assert waiting != statement.postgresql and "FOR UPDATE" in LOCK_KEY_AND_PLAYER.postgresql
+    parameters = {"lock": lock, "caller": "token:1", "key": "retried", "player_id": 1}
     with engine.begin() as retry:
-        record: str | None = retry.execute(
-            text(
-                "SELECT idempotency_record_after_lock('token:1', 'retried') "
-                "FROM pg_advisory_xact_lock(:lock)"
-            ),
-            {"lock": lock},
-        ).scalar_one()
+        row = retry.exec_driver_sql(waiting, parameters).one()
+    record: str | None = row[-1]
     return record
 
 

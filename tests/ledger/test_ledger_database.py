@@ -196,3 +196,26 @@ def test_a_ping_that_fails_on_a_live_connection_is_reported_and_replaces_nothing
         assert _backend_pid(engine) in pooled
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_postgresql_transaction_reads_committed_whatever_the_databases_default(
+    database_url: str,
+) -> None:
+    """A read after a lock must see what the lock's previous holder committed (the
+    Idempotency-Key's record, rows locked FOR UPDATE): READ COMMITTED, which a database
+    configured for REPEATABLE READ must not change."""
+    setup = make_engine(database_url, poolclass=NullPool)
+    with setup.begin() as connection:
+        name = connection.execute(text("SELECT current_database()")).scalar_one()
+        connection.execute(
+            text(f"ALTER DATABASE \"{name}\" SET default_transaction_isolation = 'repeatable read'")
+        )
+    setup.dispose()
+    engine = make_engine(database_url, poolclass=NullPool)
+    try:
+        with engine.begin() as connection:
+            isolation = connection.execute(text("SHOW transaction_isolation")).scalar_one()
+    finally:
+        engine.dispose()
+    assert isolation == "read committed"
