@@ -50,7 +50,8 @@ def make_engine(
     timeout, and every transaction opened with `BEGIN IMMEDIATE` so that the write lock
     is taken up front; a deferred BEGIN would let two transactions read, then both try to
     upgrade to a write lock, and one would get "database is locked" with no retry.
-    PostgreSQL: READ COMMITTED whatever the database's default, and a normal pool whose
+    PostgreSQL: READ COMMITTED whatever the database's or role's default (a caller may ask
+    for another level, as `api.db.snapshot` does per connection), and a normal pool whose
     connections are pinged when they come out of it after sitting idle (`_ping_after_idle`),
     so restarts of the server are survived, and whose statements keep their order with the
     writes the driver queues (`ledger.driver.send_queued_writes_first`).

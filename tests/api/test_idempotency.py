@@ -191,12 +191,17 @@ def test_a_keys_record_committed_while_its_lock_was_awaited_is_read_in_the_locks
     because the function that reads it (migration `0010_key_record_after_lock`) takes a
     snapshot of its own once the lock is held. (A plain subquery there reads NULL.) The
     service only tries the lock; here the statement waits for it instead, which holds it in
-    that window."""
+    that window, and is otherwise the service's own."""
+    trying, waiting_instead = (
+        Sql.of(clause).postgresql for clause in (TAKING_THE_KEYS_LOCK, _WAITING_FOR_THE_KEYS_LOCK)
+    )
+    waiting = statement.postgresql.replace(trying, waiting_instead)
+    assert waiting != statement.postgresql
     lock = advisory_lock_key("token:1", "retried")
     with ThreadPoolExecutor(max_workers=1) as pool:
         with engine.begin() as holder:
             holder.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": lock})
-            retry = pool.submit(_record_once_locked, engine, statement, lock)
+            retry = pool.submit(_record_once_locked, engine, waiting, lock)
             until_a_backend_waits_for_a_lock(engine, "the retry")
             holder.execute(_FIRST_ANSWER)
         record = retry.result(timeout=10)
@@ -210,16 +215,14 @@ _FIRST_ANSWER = text(
     VALUES ('token:1', 'retried', 'fingerprint', 201, '{"id": 7}', now())
     """
 )
-_WAITING_FOR_THE_KEYS_LOCK = "FROM (SELECT true AS got FROM pg_advisory_xact_lock(:lock)) AS l"
+# OFFSET 0 keeps the planner from flattening the subquery into a constant `got`, which would
+# fold the statement's `CASE WHEN got` guards away.
+_WAITING_FOR_THE_KEYS_LOCK = (
+    "FROM (SELECT true AS got FROM pg_advisory_xact_lock(:lock) OFFSET 0) AS l"
+)
 
 
-def _record_once_locked(engine: Engine, statement: Sql, lock: int) -> str | None:
-    """`statement`, waiting for the key's lock where the service only tries it."""
-    trying, waiting_instead = (
-        Sql.of(clause).postgresql for clause in (TAKING_THE_KEYS_LOCK, _WAITING_FOR_THE_KEYS_LOCK)
-    )
-    waiting = statement.postgresql.replace(trying, waiting_instead)
-    assert waiting != statement.postgresql and "FOR UPDATE" in LOCK_KEY_AND_PLAYER.postgresql
+def _record_once_locked(engine: Engine, waiting: str, lock: int) -> str | None:
     parameters = {"lock": lock, "caller": "token:1", "key": "retried", "player_id": 1}
     with engine.begin() as retry:
         row = retry.exec_driver_sql(waiting, parameters).one()

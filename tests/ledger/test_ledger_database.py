@@ -1,5 +1,5 @@
-"""Engine set-up: URL normalisation, the SQLite settings that make writers queue, and the
-PostgreSQL pool's ping of idle connections."""
+"""Engine set-up: URL normalisation, the SQLite settings that make writers queue, and on
+PostgreSQL the pool's ping of idle connections and READ COMMITTED pinned."""
 
 from __future__ import annotations
 
@@ -204,18 +204,33 @@ def test_a_postgresql_transaction_reads_committed_whatever_the_databases_default
 ) -> None:
     """A read after a lock must see what the lock's previous holder committed (the
     Idempotency-Key's record, rows locked FOR UPDATE): READ COMMITTED, which a database
-    configured for REPEATABLE READ must not change."""
+    configured for REPEATABLE READ must not change, neither on a new connection nor on one
+    returned to the pool by a read that asked for one snapshot (`api.db.snapshot`)."""
     setup = make_engine(database_url, poolclass=NullPool)
-    with setup.begin() as connection:
-        name = connection.execute(text("SELECT current_database()")).scalar_one()
-        connection.execute(
-            text(f"ALTER DATABASE \"{name}\" SET default_transaction_isolation = 'repeatable read'")
-        )
-    setup.dispose()
-    engine = make_engine(database_url, poolclass=NullPool)
+    try:
+        with setup.begin() as connection:
+            name = connection.execute(text("SELECT current_database()")).scalar_one()
+            connection.execute(
+                text(
+                    f'ALTER DATABASE "{name}" '
+                    "SET default_transaction_isolation = 'repeatable read'"
+                )
+            )
+    finally:
+        setup.dispose()
+    engine = make_engine(database_url, pool_size=1, max_overflow=0)
     try:
         with engine.begin() as connection:
-            isolation = connection.execute(text("SHOW transaction_isolation")).scalar_one()
+            new = connection.execute(_ISOLATION).scalar_one()
+        with engine.connect() as connection:
+            snapshot = connection.execution_options(isolation_level="REPEATABLE READ")
+            with snapshot.begin():
+                asked = snapshot.execute(_ISOLATION).scalar_one()
+        with engine.begin() as connection:
+            returned = connection.execute(_ISOLATION).scalar_one()
     finally:
         engine.dispose()
-    assert isolation == "read committed"
+    assert (new, asked, returned) == ("read committed", "repeatable read", "read committed")
+
+
+_ISOLATION = text("SHOW transaction_isolation")
