@@ -8,12 +8,12 @@ state-changing request paid a statement and a round trip for that read alone.
 
 A VOLATILE function takes a fresh snapshot for each query it runs, so this one, called in
 the lock's statement once the lock is held, sees whatever the lock's previous holder
-committed. PL/pgSQL rather than SQL: it keeps its query's plan on the connection, where a
-SQL function plans its query again on every call up to PostgreSQL 17 (docs/performance-log.md,
-"The key's record in the lock's statement"). It holds at READ COMMITTED, which
-`ledger.database.make_engine` pins on PostgreSQL: at REPEATABLE READ every query reads the
-transaction's first snapshot. Its answer is the record as one JSON array, `[hash,
-status, body]`, or NULL.
+committed. This holds at READ COMMITTED, which `ledger.database.make_engine` pins on
+PostgreSQL: at REPEATABLE READ every query reads the transaction's first snapshot.
+PL/pgSQL rather than SQL: it keeps its query's plan on the connection, where a SQL function
+plans its query again on every call up to PostgreSQL 17 (docs/performance-log.md, "The
+key's record in the lock's statement"). Its answer is the record as one JSON array,
+`[hash, status, body]`, or NULL.
 
 SQLite has no advisory lock: a unit of work there starts with `BEGIN IMMEDIATE`, which
 serialises writers, and its first statement reads the record.
