@@ -1,7 +1,7 @@
 """Statements for the driver (`ledger.driver`): one text, each dialect's spelling; writes
 sent when something must reach the server anyway, in order with everything else."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -121,20 +121,34 @@ def test_a_write_taken_back_by_a_savepoint_stays_taken_back(probe: Engine, write
     assert _names(probe) == ["kept"]
 
 
-def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothing(
-    probe: Engine,
-) -> None:
-    with pytest.raises(IntegrityError):
-        _insert_twice_and_commit(probe, "ada")
-    assert _names(probe) == []
-
-
 def _insert_twice_and_commit(engine: Engine, name: str) -> None:
     with engine.begin() as connection:
         driver = Driver(connection)
         driver.execute(_INSERT, {"name": name})
         driver.execute(_INSERT, {"name": name})
         driver.commit()
+
+
+def _insert_twice_alongside_and_read(engine: Engine, name: str) -> None:
+    """The writes go with the read (PostgreSQL), whose statement then fails."""
+    with engine.begin() as connection:
+        driver = Driver(connection)
+        driver.alongside(_INSERT, {"name": name})
+        driver.alongside(_INSERT, {"name": name})
+        driver.all(_NAMES, {})
+
+
+@pytest.mark.parametrize(
+    "insert_twice",
+    [_insert_twice_and_commit, _insert_twice_alongside_and_read],
+    ids=["queued, failing at the commit", "alongside, failing in the read"],
+)
+def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothing(
+    probe: Engine, insert_twice: Callable[[Engine, str], None]
+) -> None:
+    with pytest.raises(IntegrityError):
+        insert_twice(probe, "ada")
+    assert _names(probe) == []
 
 
 def test_a_write_that_fails_at_a_commit_of_sqlalchemys_leaves_its_connection_usable(
@@ -207,22 +221,6 @@ def test_a_write_alongside_is_committed_with_its_transaction(probe: Engine) -> N
         driver.alongside(_INSERT, {"name": "cy"})
         driver.commit()
     assert _names(probe) == ["ada", "bo", "cy"]
-
-
-def test_a_write_alongside_that_fails_fails_its_statement_and_commits_nothing(
-    probe: Engine,
-) -> None:
-    with pytest.raises(IntegrityError):
-        _insert_twice_alongside_and_read(probe, "ada")
-    assert _names(probe) == []
-
-
-def _insert_twice_alongside_and_read(engine: Engine, name: str) -> None:
-    with engine.begin() as connection:
-        driver = Driver(connection)
-        driver.alongside(_INSERT, {"name": name})
-        driver.alongside(_INSERT, {"name": name})
-        driver.all(_NAMES, {})
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
