@@ -162,10 +162,14 @@ def test_a_write_that_fails_at_a_commit_of_sqlalchemys_leaves_its_connection_usa
     assert _names(one_connection) == ["bo"]
 
 
-def test_two_drivers_on_one_connection_keep_their_writes_in_order(probe: Engine) -> None:
+@_WRITES
+def test_two_drivers_on_one_connection_keep_their_writes_in_order(
+    probe: Engine, write: str
+) -> None:
+    """A write waiting in one driver, queued or alongside, goes before another's statement."""
     with probe.begin() as connection:
         first, second = Driver(connection), Driver(connection)
-        first.execute(_INSERT, {"name": "ada"})
+        getattr(first, write)(_INSERT, {"name": "ada"})
         second.execute(_INSERT, {"name": "bo"})
         assert second.all(_NAMES, {}) == [("ada",), ("bo",)]
     assert _names(probe) == ["ada", "bo"]
@@ -233,15 +237,6 @@ def test_a_write_alongside_dropped_by_its_driver_is_never_sent(probe: Engine) ->
         driver.execute(_INSERT, {"name": "kept"})
         driver.commit()
     assert _names(probe) == ["kept"]
-
-
-def test_a_write_alongside_goes_before_another_drivers_statement(probe: Engine) -> None:
-    with probe.begin() as connection:
-        first, second = Driver(connection), Driver(connection)
-        first.alongside(_INSERT, {"name": "ada"})
-        second.execute(_INSERT, {"name": "bo"})
-        assert second.all(_NAMES, {}) == [("ada",), ("bo",)]
-    assert _names(probe) == ["ada", "bo"]
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
