@@ -16,14 +16,14 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.threads import in_command_thread
-from api.domain.players.turn import PLAYER_LOCK, note_locked
+from api.domain.players.turn import PLAYER_LOCK, ReadAfterLock, note_locked, note_read
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
 from api.http.schemas import ResponseBody
@@ -72,6 +72,9 @@ class PlayersTurn:
 
     player_id: int
     work: Operation
+    read_after_lock: Callable[[Session], ReadAfterLock | None] | None = None
+    """PostgreSQL: the operation's opening read, which the same statement then runs once
+    the row is held and the key has no record (`players.turn.ReadAfterLock`)."""
 
     def __call__(self, session: Session) -> ResponseBody:
         return self.work(session)
@@ -193,28 +196,35 @@ class Idempotency:
         if not driver.is_postgresql:
             row = driver.first(RECORD_BY_KEY, {"caller": caller, "key": key})
             return None if row is None else _Stored(row[0], row[1], json.loads(row[2]))
-        got, record = _lock_key(driver, caller, key, operation)
+        got, record = _lock_key(session, driver, caller, key, operation)
         if not got:
             raise _in_flight()
         return None if record is None else _Stored(*json.loads(record))
 
 
 def _lock_key(
-    driver: Driver, caller: str, key: str, operation: Operation | None
+    session: Session, driver: Driver, caller: str, key: str, operation: Operation | None
 ) -> tuple[bool, str | None]:
     """PostgreSQL: whether this transaction got the key's advisory lock, and then the key's
     record as a JSON array, if it has one; a `PlayersTurn`'s player row is locked in the
-    same statement."""
+    same statement, and its opening read run there once the row is held."""
     parameters = {"lock": advisory_lock_key(caller, key), "caller": caller, "key": key}
     if not isinstance(operation, PlayersTurn):
         row = driver.first(LOCK_KEY, parameters)
         assert row is not None  # a function in FROM gives its one row
         return bool(row[0]), row[1]
-    row = driver.first(LOCK_KEY_AND_PLAYER, {**parameters, "player_id": operation.player_id})
+    parameters["player_id"] = operation.player_id
+    read = operation.read_after_lock(session) if operation.read_after_lock else None
+    if read is None:
+        row = driver.first(LOCK_KEY_AND_PLAYER, parameters)
+    else:
+        row = driver.first(lock_key_player_and_read(read.call), {**read.parameters, **parameters})
     assert row is not None
-    got, protected, record = row
+    got, protected, record = row[:3]
     if got:
         note_locked(driver, operation.player_id, protected)
+    if read is not None and protected is not None and record is None:
+        note_read(driver, read, row[3])
     return bool(got), record
 
 
@@ -246,10 +256,26 @@ TAKING_THE_KEYS_LOCK = "FROM pg_try_advisory_xact_lock(:lock) AS got"
 LOCK_KEY = Sql.of(f"SELECT got, {_RECORD_ONCE_LOCKED} {TAKING_THE_KEYS_LOCK}")
 # The player's row is locked only once the key is: a retry of a key in flight elsewhere is
 # refused at once, instead of waiting for the first request's row lock.
-LOCK_KEY_AND_PLAYER = Sql.of(
-    f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END, {_RECORD_ONCE_LOCKED} "
-    f"{TAKING_THE_KEYS_LOCK}"
+_LOCKING_KEY_AND_PLAYER = (
+    f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END AS protected, "
+    f"{_RECORD_ONCE_LOCKED} AS record {TAKING_THE_KEYS_LOCK}"
 )
+LOCK_KEY_AND_PLAYER = Sql.of(_LOCKING_KEY_AND_PLAYER)
+
+
+@lru_cache(maxsize=16)
+def lock_key_player_and_read(call: str) -> Sql:
+    """`LOCK_KEY_AND_PLAYER`, and then the `call` of a command's opening read, for a player
+    that exists and a key without a record. The locks are taken in a subquery kept apart
+    (OFFSET 0, which the planner never flattens into the query around it), so the call runs
+    on the row that subquery gives, once both locks are held."""
+    return Sql.of(
+        "SELECT got, protected, record, "
+        f"CASE WHEN protected IS NOT NULL AND record IS NULL THEN {call} END "
+        f"FROM ({_LOCKING_KEY_AND_PLAYER} OFFSET 0) AS locked"
+    )
+
+
 RECORD_BY_KEY = Sql.of(
     """
     SELECT request_hash, response_status, CAST(response_body AS TEXT)

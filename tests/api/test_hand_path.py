@@ -242,9 +242,9 @@ def _surrender(database: Database, player_id: int, hand_id: int) -> None:
 def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_on_postgresql(
     client: TestClient[Litestar], operator: Caller
 ) -> None:
-    """The whole request: the key (on PostgreSQL its advisory lock, the player's row lock
-    and the key's record read, in one statement), the hand's statements, the key's record
-    written (on PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
+    """The whole request: the key (on PostgreSQL its advisory lock, the player's row lock,
+    the key's record and the hand's opening read, in one statement), the hand's statements,
+    the key's record written (on PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
     database: Database = client.app.state.database
     sent: list[str] = []
     count_driver_statements(database.engine, sent.append)
@@ -266,6 +266,28 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
     if database.is_postgresql:
         assert "pg_try_advisory_xact_lock" in first and "FROM players" in first
         assert "idempotency_record_after_lock" in first
+        assert "hand_opening_after_lock" in first
     else:
         assert first.startswith("SELECT request_hash")
-    assert len(statements) == (5 if database.is_postgresql else 11), statements
+    assert len(statements) == (4 if database.is_postgresql else 11), statements
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_deposit_reads_the_wallet_in_the_statement_that_locks_its_player_on_postgresql(
+    client: TestClient[Litestar], operator: Caller
+) -> None:
+    """A deposit's key, its player's row lock and its wallet's balance in one statement
+    (`account_balance_after_lock`), then the ledger's three: the balances with the chain's
+    head, the transaction with its entries, the head moved on with the key's record."""
+    database: Database = client.app.state.database
+    sent: list[str] = []
+    count_driver_statements(database.engine, sent.append)
+    database.engine.dispose()  # the connections opened from now on count
+    _, player_id = new_player_over_http(operator, deposit=10_000)  # the accounts opened
+    deposit = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    assert operator.post("/v1/cashier/deposits", deposit).status_code == 201  # their rows read
+    sent.clear()
+    assert operator.post("/v1/cashier/deposits", deposit).status_code == 201
+    statements = [" ".join(s.split()) for s in _statements_of(sent)]
+    assert "account_balance_after_lock" in statements[0], statements
+    assert len(statements) == 4, statements

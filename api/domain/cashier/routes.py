@@ -73,6 +73,7 @@ def moving(
                 principal.token_id,
             )
         ),
+        lambda session: cashier.opening_after_lock(session, data.player_id, data.currency),
     )
 
 

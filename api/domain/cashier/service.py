@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from api.db.memo import Memo, memo
 from api.domain.players.service import offered_currencies
-from api.domain.players.turn import lock_player_on
+from api.domain.players.turn import ReadAfterLock, lock_player_on, take_read
 from api.domain.protection.checks import refuse_deposit
 from api.domain.protection.policy import ProtectionPolicy
 from api.errors import Refused
@@ -71,7 +71,8 @@ def _move(
     chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
-    before = read_balance(driver, wallet.code)
+    was_read, balance = take_read(driver, (_WALLET_READ, wallet.code))
+    before = int(balance or 0) if was_read else read_balance(driver, wallet.code)
     if kind == "withdrawal" and before < amount:
         raise LimitExceeded(wallet.code)
     rows = known.accounts.opening(session, driver, (wallet, cashier))
@@ -91,6 +92,20 @@ def _move(
     [transaction_id] = post_new(driver, [request], rows, chain=chain, posted_at=datetime.now(UTC))
     after = before + amount if kind == "deposit" else before - amount
     return Receipt(transaction_id, player_id, amount, currency, after)
+
+
+def opening_after_lock(session: Session, player_id: int, currency: str) -> ReadAfterLock | None:
+    """PostgreSQL: a deposit's or a withdrawal's read of the wallet's balance, for the
+    statement that locks the player's row to run (`api.http.idempotency.PlayersTurn`), by
+    the function of migration `0011_opening_reads_after_lock`."""
+    if not driver_of(session).is_postgresql:
+        return None
+    code = chart.wallet(str(player_id), currency).code
+    return ReadAfterLock((_WALLET_READ, code), _BALANCE_CALL, {"wallet": code})
+
+
+_WALLET_READ = "api.domain.cashier.service.wallet"
+_BALANCE_CALL = "account_balance_after_lock(:wallet)"
 
 
 def deposit(

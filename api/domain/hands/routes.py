@@ -54,6 +54,7 @@ def placing(data: HandOpen, principal: Principal, settings: Settings) -> Operati
                 actor_token_id=principal.token_id,
             )
         ),
+        lambda session: hands.opening_after_lock(session, player_id, data.table_id),
     )
 
 

@@ -21,7 +21,7 @@ from api.domain.hands import postings, store
 from api.domain.hands.decisions import DecidedBy
 from api.domain.hands.details import Fairness, HandDetails, WarCards, engine_of, hand_details
 from api.domain.hands.postings import HandAccounts, HandRef
-from api.domain.players.turn import lock_player_on, refuse_unfinished
+from api.domain.players.turn import ReadAfterLock, lock_player_on, refuse_unfinished
 from api.domain.protection import checks as protection
 from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tables import service as tables
@@ -111,7 +111,7 @@ def open_hand(
     protected = lock_player_on(driver, player_id)
     rules = _table_rules(driver, known, table_id)
     accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
-    found = store.opening(driver, player_id, table_id, accounts.wallet.code if accounts else "")
+    found = store.opening(driver, player_id, table_id, _wallet_code(accounts))
     refuse_unfinished(found.unfinished_hand)
     if rules is None or accounts is None or found.table_open is None:
         raise NotFound("table")
@@ -130,6 +130,22 @@ def open_hand(
     hand_id, record = write_new_hand(driver, placing, found, rules, hand, accounts, rows)
     fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, None)
     return _details(hand_id, record, hand, fairness, decided_by=None)
+
+
+def opening_after_lock(session: Session, player_id: int, table_id: int) -> ReadAfterLock | None:
+    """PostgreSQL: `open_hand`'s opening read, for the statement that locks the player's row
+    to run (`api.http.idempotency.PlayersTurn`). The table's rules, which name the wallet
+    read, never change, so reading them before the lock (once a process) is as good as
+    after."""
+    driver = driver_of(session)
+    rules = _table_rules(driver, memo(session), table_id)
+    accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
+    return store.opening_after_lock(driver, player_id, table_id, _wallet_code(accounts))
+
+
+def _wallet_code(accounts: HandAccounts | None) -> str:
+    """The wallet the hand is read against: none (`""`) for a table that does not exist."""
+    return accounts.wallet.code if accounts is not None else ""
 
 
 def write_new_hand(

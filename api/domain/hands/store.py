@@ -8,33 +8,36 @@ however much the player has played.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
-from api.domain.players.turn import UNFINISHED_HAND
+from api.domain.players.turn import UNFINISHED_HAND, ReadAfterLock, take_read
 from api.errors import NotFound
 from casino.rules import TableRules
 from ledger.driver import Driver, Sql
 
-
-def _opening(new_hand_id: str) -> str:
-    return f"""
+# SQLite reads it in a statement of its own; PostgreSQL by a function of the schema
+# (migration `0011_opening_reads_after_lock`), which draws the new hand's id too, so that the
+# hand's row needs no answer and goes with the next statement (`ledger.driver`): a round
+# trip fewer. An id drawn for a hand then refused is skipped, as one drawn by an insert
+# rolled back always was. Placing a hand runs that function in the statement that locks
+# the player's row (`opening_after_lock`), a statement fewer again.
+_OPENING_CALL = "hand_opening_after_lock(:player_id, :table_id, :wallet)"
+OPENING = Sql.each(
+    f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
         ({UNFINISHED_HAND}),
         (SELECT t.is_open FROM casino_tables t WHERE t.id = :table_id),
         (SELECT a.balance FROM ledger_accounts a WHERE a.code = :wallet),
-        {new_hand_id}
+        NULL
     FROM seed_pairs sp
     WHERE sp.player_id = :player_id AND sp.revealed_at IS NULL
-    """
-
-
-# PostgreSQL draws the new hand's id with the read, so that the hand's row needs no answer
-# and goes with the next statement (`ledger.driver`): a round trip fewer. An id drawn for a
-# hand then refused is skipped, as one drawn by an insert rolled back always was.
-OPENING = Sql.each(_opening("NULL"), _opening("nextval('hands_id_seq')"))
+    """,
+    f"SELECT {_OPENING_CALL}",
+)
 
 _TABLE_RULES = Sql.of("SELECT CAST(rules AS TEXT) FROM casino_tables WHERE id = :table_id")
 
@@ -98,13 +101,31 @@ class Opening:
     """PostgreSQL: the id the hand will have; None on SQLite, whose insert gives it."""
 
 
+def opening_after_lock(
+    driver: Driver, player_id: int, table_id: int, wallet: str
+) -> ReadAfterLock | None:
+    """PostgreSQL: `opening`'s read, to run in the statement that locks the player's row."""
+    if not driver.is_postgresql:
+        return None
+    return ReadAfterLock(
+        (_OPENING_READ, player_id, table_id, wallet),
+        _OPENING_CALL,
+        {"table_id": table_id, "wallet": wallet},
+    )
+
+
+_OPENING_READ = "api.domain.hands.store.opening"
+
+
 def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Opening:
-    """The player's active seed pair, unfinished hand, the table's state and the wallet."""
-    row = driver.first(OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
-    if row is None:  # every player has an active pair from creation on
+    """The player's active seed pair, unfinished hand, the table's state and the wallet:
+    as the statement that locked the player's row read them, else read now."""
+    was_read, answer = take_read(driver, (_OPENING_READ, player_id, table_id, wallet))
+    read = _from_json(answer) if was_read else _read_opening(driver, player_id, table_id, wallet)
+    if read is None:  # every player has an active pair from creation on
         raise NotFound("seed pair")
-    (pair_id, server_seed, seed_hash, client_seed, nonce) = row[:5]
-    (unfinished, table_open, wallet_balance, drawn_hand_id) = row[5:]
+    (pair_id, server_seed, seed_hash, client_seed, nonce) = read[:5]
+    (unfinished, table_open, wallet_balance, drawn_hand_id) = read[5:]
     return Opening(
         pair_id,
         server_seed,
@@ -116,6 +137,20 @@ def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Openi
         int(wallet_balance or 0),
         drawn_hand_id,
     )
+
+
+def _read_opening(
+    driver: Driver, player_id: int, table_id: int, wallet: str
+) -> Sequence[Any] | None:
+    row = driver.first(OPENING, {"player_id": player_id, "table_id": table_id, "wallet": wallet})
+    if row is None or not driver.is_postgresql:
+        return row
+    return _from_json(row[0])
+
+
+def _from_json(answer: str | None) -> Sequence[Any] | None:
+    """The row that PostgreSQL's function gives as one JSON array."""
+    return None if answer is None else cast(Sequence[Any], json.loads(answer))
 
 
 def table_rules(driver: Driver, table_id: int) -> TableRules | None:

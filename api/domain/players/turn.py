@@ -9,6 +9,9 @@ at most one shared account (its chain's house or cashier), whatever order one UP
 several balances takes their row locks in.
 """
 
+from collections.abc import Hashable, Mapping
+from typing import Any, NamedTuple
+
 from sqlalchemy.orm import Session
 
 from api.errors import Conflict, NotFound
@@ -54,6 +57,36 @@ def note_locked(driver: Driver, player_id: int, protected: bool | None) -> None:
     """Note that a statement of this unit of work ran `PLAYER_LOCK` for the player and read
     `protected` (NULL: there is no such player), so that `lock_player_on` need not."""
     driver.known[_HELD, player_id] = None if protected is None else bool(protected)
+
+
+class ReadAfterLock(NamedTuple):
+    """A command's opening read, to run in the statement that locks its player's row
+    (PostgreSQL, `api.http.idempotency.PlayersTurn`): a statement and a round trip fewer.
+
+    `call` is a call of a VOLATILE function of the schema, written with `:name` parameters
+    (`:player_id` is the turn's): such a function takes a snapshot of its own for each query
+    it runs, and the statement calls it only once the row is held, so it reads whatever the
+    row lock's previous holder committed, as a statement after the lock would. Its answer is
+    noted under `key` (`note_read`) for the command to take (`take_read`)."""
+
+    key: Hashable
+    call: str
+    parameters: Mapping[str, Any]
+
+
+_NOT_READ = object()
+
+
+def note_read(driver: Driver, read: ReadAfterLock, answer: Any) -> None:
+    """Note the answer of `read`, which a statement of this unit of work ran."""
+    driver.known[read.key] = answer
+
+
+def take_read(driver: Driver, key: Hashable) -> tuple[bool, Any]:
+    """Whether a statement of this unit of work ran the read noted under `key`, and its
+    answer: taken, so that a second look reads afresh."""
+    answer = driver.known.pop(key, _NOT_READ)
+    return (False, None) if answer is _NOT_READ else (True, answer)
 
 
 def refuse_if_unfinished(session: Session, player_id: int) -> None:
