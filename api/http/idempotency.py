@@ -218,13 +218,15 @@ def _lock_key(
     if read is None:
         row = driver.first(LOCK_KEY_AND_PLAYER, parameters)
     else:
+        if read.parameters.keys() & parameters.keys():
+            raise ValueError(f"a read after the lock cannot name {sorted(parameters)}")
         row = driver.first(lock_key_player_and_read(read.call), {**read.parameters, **parameters})
     assert row is not None
     got, protected, record = row[:3]
     if got:
         note_locked(driver, operation.player_id, protected)
-    if read is not None and protected is not None and record is None:
-        note_read(driver, read, row[3])
+    if read is not None and row[3]:  # the statement ran the read
+        note_read(driver, read, row[4])
     return bool(got), record
 
 
@@ -251,27 +253,32 @@ def _refusing(operation: Callable[[Session], ResponseBody], session: Session) ->
 # recorded (`INSERT_RECORD`). The lock's statements are public for the test that holds their
 # read of the record to what the lock's previous holder committed; the record's, for
 # benchmarks/lean_hand.py (SQLite), which must keep keys exactly as the service does.
-_RECORD_ONCE_LOCKED = "CASE WHEN got THEN idempotency_record_after_lock(:caller, :key) END"
+_RECORD_ONCE_LOCKED = (
+    "CASE WHEN got THEN idempotency_record_after_lock(:caller, :key) END AS record"
+)
 TAKING_THE_KEYS_LOCK = "FROM pg_try_advisory_xact_lock(:lock) AS got"
 LOCK_KEY = Sql.of(f"SELECT got, {_RECORD_ONCE_LOCKED} {TAKING_THE_KEYS_LOCK}")
 # The player's row is locked only once the key is: a retry of a key in flight elsewhere is
 # refused at once, instead of waiting for the first request's row lock.
 _LOCKING_KEY_AND_PLAYER = (
     f"SELECT got, CASE WHEN got THEN ({PLAYER_LOCK}) END AS protected, "
-    f"{_RECORD_ONCE_LOCKED} AS record {TAKING_THE_KEYS_LOCK}"
+    f"{_RECORD_ONCE_LOCKED} {TAKING_THE_KEYS_LOCK}"
 )
 LOCK_KEY_AND_PLAYER = Sql.of(_LOCKING_KEY_AND_PLAYER)
+# A player's command runs its read once the player's row is held (so the player exists)
+# and only for a key without a record: a replay reads nothing and draws no id.
+_READ_RUNS = "protected IS NOT NULL AND record IS NULL"
 
 
 @lru_cache(maxsize=16)
 def lock_key_player_and_read(call: str) -> Sql:
-    """`LOCK_KEY_AND_PLAYER`, and then the `call` of a command's opening read, for a player
-    that exists and a key without a record. The locks are taken in a subquery kept apart
-    (OFFSET 0, which the planner never flattens into the query around it), so the call runs
-    on the row that subquery gives, once both locks are held."""
+    """`LOCK_KEY_AND_PLAYER`, then whether it ran the `call` of a command's opening read,
+    and its answer. The locks are taken in a subquery kept apart (OFFSET 0, which the
+    planner never flattens into the query around it), so the call runs on the row that
+    subquery gives, once both locks are held."""
     return Sql.of(
-        "SELECT got, protected, record, "
-        f"CASE WHEN protected IS NOT NULL AND record IS NULL THEN {call} END "
+        f"SELECT got, protected, record, {_READ_RUNS} AS read_runs, "
+        f"CASE WHEN {_READ_RUNS} THEN {call} END "
         f"FROM ({_LOCKING_KEY_AND_PLAYER} OFFSET 0) AS locked"
     )
 

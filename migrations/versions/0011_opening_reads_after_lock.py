@@ -6,8 +6,9 @@ wallet's balance, and the new hand's id drawn from its sequence. A deposit or a 
 reads the wallet's balance. Each read had to be a statement of its own after the lock: a
 statement sees the database as of its start (READ COMMITTED), and the row's previous holder
 may commit a hand, a nonce or a balance between that start and the moment the row lock is
-granted. Dealing from a stale nonce would deal the same cards twice, and a stale balance
-would be checked and answered as the wallet's when it no longer is.
+granted. A stale nonce would deal the cards of a hand already dealt (the unique index of a
+pair's nonces would then refuse the hand's row, a 500 instead of a hand), and a stale
+balance would be checked and answered as the wallet's when it no longer is.
 
 These functions run the reads with a snapshot of their own, taken when they are called, as
 the key's record's function does (`0010_key_record_after_lock`): the lock's statement calls

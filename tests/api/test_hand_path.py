@@ -273,21 +273,23 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_deposit_reads_the_wallet_in_the_statement_that_locks_its_player_on_postgresql(
-    client: TestClient[Litestar], operator: Caller
+@pytest.mark.parametrize("move", ["deposits", "withdrawals"])
+def test_the_cashier_reads_the_wallet_in_the_statement_that_locks_its_player_on_postgresql(
+    client: TestClient[Litestar], operator: Caller, move: str
 ) -> None:
-    """A deposit's key, its player's row lock and its wallet's balance in one statement
-    (`account_balance_after_lock`), then the ledger's three: the balances with the chain's
-    head, the transaction with its entries, the head moved on with the key's record."""
+    """A deposit's or a withdrawal's key, its player's row lock and its wallet's balance in
+    one statement (`account_balance_after_lock`), then the ledger's three: the balances with
+    the chain's head, the transaction with its entries, the head moved on with the key's
+    record."""
     database: Database = client.app.state.database
     sent: list[str] = []
     count_driver_statements(database.engine, sent.append)
     database.engine.dispose()  # the connections opened from now on count
     _, player_id = new_player_over_http(operator, deposit=10_000)  # the accounts opened
-    deposit = {"player_id": player_id, "amount": 100, "currency": "USD"}
-    assert operator.post("/v1/cashier/deposits", deposit).status_code == 201  # their rows read
+    amount = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    assert operator.post("/v1/cashier/deposits", amount).status_code == 201  # their rows read
     sent.clear()
-    assert operator.post("/v1/cashier/deposits", deposit).status_code == 201
+    assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
     statements = [" ".join(s.split()) for s in _statements_of(sent)]
     assert "account_balance_after_lock" in statements[0], statements
     assert len(statements) == 4, statements

@@ -16,6 +16,7 @@ from api.http.idempotency import (
     TAKING_THE_KEYS_LOCK,
     Idempotency,
     advisory_lock_key,
+    lock_key_player_and_read,
 )
 from api.settings import Settings
 from ledger.driver import Sql
@@ -181,7 +182,13 @@ def test_a_players_command_in_flight_in_another_process_is_refused_at_once_and_m
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 @pytest.mark.parametrize(
-    "statement", [LOCK_KEY, LOCK_KEY_AND_PLAYER], ids=["a command", "a player's command"]
+    "statement",
+    [
+        LOCK_KEY,
+        LOCK_KEY_AND_PLAYER,
+        lock_key_player_and_read("account_balance_after_lock(:wallet)"),
+    ],
+    ids=["a command", "a player's command", "a player's command with its read"],
 )
 def test_a_keys_record_committed_while_its_lock_was_awaited_is_read_in_the_locks_statement(
     engine: Engine, statement: Sql
@@ -225,8 +232,8 @@ _WAITING_FOR_THE_KEYS_LOCK = (
 def _record_once_locked(engine: Engine, waiting: str, lock: int) -> str | None:
     parameters = {"lock": lock, "caller": "token:1", "key": "retried", "player_id": 1}
     with engine.begin() as retry:
-        row = retry.exec_driver_sql(waiting, parameters).one()
-    record: str | None = row[-1]
+        row = retry.exec_driver_sql(waiting, parameters | {"wallet": "wallet:1:USD"}).one()
+    record: str | None = row._mapping["record"]
     return record
 
 

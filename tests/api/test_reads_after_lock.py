@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from api.db.database import Database
 from api.domain.cashier import service as cashier
+from api.http.idempotency import REPLAYED_HEADER
 from tests.api.conftest import Caller, new_player, play_until, standard_table_id
 from tests.locks import until_a_backend_waits_for_a_lock
 
@@ -53,14 +54,30 @@ def test_a_withdrawal_covered_by_a_deposit_committed_while_it_waited_is_paid(
     withdrawal = {"player_id": player_id, "amount": 300, "currency": "USD"}
     with ThreadPoolExecutor(max_workers=2) as pool:
         depositing = pool.submit(_deposit_and_hold, database, player_id, held, release)
-        assert held.wait(timeout=10)
-        waiting = pool.submit(operator.post, "/v1/cashier/withdrawals", withdrawal)
-        until_a_backend_waits_for_a_lock(database.engine, "the withdrawal")
-        release.set()
+        try:
+            assert held.wait(timeout=10)
+            waiting = pool.submit(operator.post, "/v1/cashier/withdrawals", withdrawal)
+            until_a_backend_waits_for_a_lock(database.engine, "the withdrawal")
+        finally:
+            release.set()
         depositing.result(timeout=10)
         paid = waiting.result(timeout=10)
     assert paid.status_code == 201, paid.text
     assert paid.json()["balance_after"] == 100 + 500 - 300
+
+
+def test_a_replayed_hand_runs_no_read_and_draws_no_hand_id(operator: Caller) -> None:
+    """The read runs only for a key without a record: a replay answers from the record, and
+    the next hand takes the id after the replayed one's."""
+    player, _ = new_player(operator, deposit=10_000)
+    placing = {"table_id": standard_table_id(player), "bet": 100}
+    first = player.post("/v1/hands", placing, key="placed-once")
+    replayed = player.post("/v1/hands", placing, key="placed-once")
+    assert replayed.headers[REPLAYED_HEADER] == "true"
+    if first.json()["status"] == "awaiting_decision":
+        player.post(f"/v1/hands/{first.json()['id']}/decision", {"action": "surrender"})
+    after = player.post("/v1/hands", placing)
+    assert after.json()["id"] == first.json()["id"] + 1
 
 
 def _deposit_and_hold(

@@ -71,7 +71,7 @@ def _move(
     chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
-    was_read, balance = take_read(driver, (_WALLET_READ, wallet.code))
+    was_read, balance = take_read(driver, _wallet_read(wallet.code))
     before = int(balance or 0) if was_read else read_balance(driver, wallet.code)
     if kind == "withdrawal" and before < amount:
         raise LimitExceeded(wallet.code)
@@ -101,11 +101,15 @@ def opening_after_lock(session: Session, player_id: int, currency: str) -> ReadA
     if not driver_of(session).is_postgresql:
         return None
     code = chart.wallet(str(player_id), currency).code
-    return ReadAfterLock((_WALLET_READ, code), _BALANCE_CALL, {"wallet": code})
+    return ReadAfterLock(_wallet_read(code), _BALANCE_CALL, {"wallet": code})
 
 
-_WALLET_READ = "api.domain.cashier.service.wallet"
 _BALANCE_CALL = "account_balance_after_lock(:wallet)"
+
+
+def _wallet_read(code: str) -> tuple[str, str]:
+    """Where the unit of work notes the wallet's balance that the lock's statement read."""
+    return ("api.domain.cashier.service.wallet", code)
 
 
 def deposit(

@@ -2,8 +2,9 @@
 
 Every read that locks and checks what a request needs is one statement, and every write
 one statement per kind, so that a hand costs the server little more than its round trips.
-The unfinished-hand test is `players.turn`'s, whose status is written into the statement so
-that SQLite uses the partial index of hands awaiting a decision: a hand costs the same
+The unfinished-hand test has its status written into the statement (`players.turn`'s on
+SQLite, the function's of migration `0011_opening_reads_after_lock` on PostgreSQL), so that
+the database uses the partial index of hands awaiting a decision: a hand costs the same
 however much the player has played.
 """
 
@@ -51,7 +52,7 @@ _HAND_VALUES = """:player_id, :table_id, :seed_pair_id, :nonce, :currency, :rule
         :engine_version, :rules_hash, :placed_by_token"""
 # SQLite runs both at once, the database giving the id; PostgreSQL, whose statements cost
 # more than their work, sends both alongside the hand's next statement (`Driver.alongside`),
-# with the id drawn by `OPENING`.
+# with the id drawn by the opening read.
 _INSERT_HAND = Sql.of(f"INSERT INTO hands ({_HAND_COLUMNS}) VALUES ({_HAND_VALUES}) RETURNING id")
 _ADVANCE_NONCE = Sql.of(
     "UPDATE seed_pairs SET next_nonce = next_nonce + 1 WHERE id = :seed_pair_id"
@@ -107,20 +108,19 @@ def opening_after_lock(
     """PostgreSQL: `opening`'s read, to run in the statement that locks the player's row."""
     if not driver.is_postgresql:
         return None
-    return ReadAfterLock(
-        (_OPENING_READ, player_id, table_id, wallet),
-        _OPENING_CALL,
-        {"table_id": table_id, "wallet": wallet},
-    )
+    key = _opening_read(player_id, table_id, wallet)
+    return ReadAfterLock(key, _OPENING_CALL, {"table_id": table_id, "wallet": wallet})
 
 
-_OPENING_READ = "api.domain.hands.store.opening"
+def _opening_read(player_id: int, table_id: int, wallet: str) -> tuple[str, int, int, str]:
+    """Where the unit of work notes the opening read that the lock's statement ran."""
+    return ("api.domain.hands.store.opening", player_id, table_id, wallet)
 
 
 def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Opening:
     """The player's active seed pair, unfinished hand, the table's state and the wallet:
     as the statement that locked the player's row read them, else read now."""
-    was_read, answer = take_read(driver, (_OPENING_READ, player_id, table_id, wallet))
+    was_read, answer = take_read(driver, _opening_read(player_id, table_id, wallet))
     read = _from_json(answer) if was_read else _read_opening(driver, player_id, table_id, wallet)
     if read is None:  # every player has an active pair from creation on
         raise NotFound("seed pair")
