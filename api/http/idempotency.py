@@ -218,8 +218,8 @@ def _lock_key(
     if read is None:
         row = driver.first(LOCK_KEY_AND_PLAYER, parameters)
     else:
-        if read.parameters.keys() & parameters.keys():
-            raise ValueError(f"a read after the lock cannot name {sorted(parameters)}")
+        if clashing := read.parameters.keys() & parameters.keys():
+            raise ValueError(f"a read after the lock cannot name {sorted(clashing)}")
         row = driver.first(lock_key_player_and_read(read.call), {**read.parameters, **parameters})
     assert row is not None
     got, protected, record = row[:3]

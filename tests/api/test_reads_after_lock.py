@@ -73,7 +73,9 @@ def test_a_replayed_hand_runs_no_read_and_draws_no_hand_id(operator: Caller) -> 
     placing = {"table_id": standard_table_id(player), "bet": 100}
     first = player.post("/v1/hands", placing, key="placed-once")
     replayed = player.post("/v1/hands", placing, key="placed-once")
+    assert first.status_code == 201, first.text
     assert replayed.headers[REPLAYED_HEADER] == "true"
+    assert replayed.json()["id"] == first.json()["id"]
     if first.json()["status"] == "awaiting_decision":
         player.post(f"/v1/hands/{first.json()['id']}/decision", {"action": "surrender"})
     after = player.post("/v1/hands", placing)
