@@ -109,8 +109,7 @@ def open_hand(
     driver = driver_of(session)
     known = memo(session)
     protected = lock_player_on(driver, player_id)
-    rules = _table_rules(driver, known, table_id)
-    accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
+    rules, accounts = _table_and_accounts(driver, known, player_id, table_id)
     found = store.opening(driver, player_id, table_id, _wallet_code(accounts))
     refuse_unfinished(found.unfinished_hand)
     if rules is None or accounts is None or found.table_open is None:
@@ -138,9 +137,17 @@ def opening_after_lock(session: Session, player_id: int, table_id: int) -> ReadA
     read, never change, so reading them before the lock (once a process) is as good as
     after."""
     driver = driver_of(session)
-    rules = _table_rules(driver, memo(session), table_id)
-    accounts = HandAccounts.of(player_id, rules.currency) if rules is not None else None
+    _, accounts = _table_and_accounts(driver, memo(session), player_id, table_id)
     return store.opening_after_lock(driver, player_id, table_id, _wallet_code(accounts))
+
+
+def _table_and_accounts(
+    driver: Driver, known: Memo, player_id: int, table_id: int
+) -> tuple[TableRules | None, HandAccounts | None]:
+    """The table's rules and the accounts a hand there moves; neither for a table that does
+    not exist."""
+    rules = _table_rules(driver, known, table_id)
+    return rules, HandAccounts.of(player_id, rules.currency) if rules is not None else None
 
 
 def _wallet_code(accounts: HandAccounts | None) -> str:
