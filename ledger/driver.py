@@ -219,10 +219,15 @@ class Driver:
         """PostgreSQL: the queued writes and the COMMIT in one round trip. SQLAlchemy's own
         commit, which must still follow to end its transaction, then finds the connection's
         transaction over and sends nothing. Without queued writes, and on SQLite, nothing:
-        SQLAlchemy's commit does it all."""
+        SQLAlchemy's commit does it all.
+
+        The COMMIT is a statement of the pipeline, not psycopg's `commit()`: inside a
+        pipeline that syncs it and waits for the answers, and leaving the pipeline then
+        syncs and waits again, a second round trip (docs/performance-log.md, "The COMMIT's
+        second wait")."""
         self._queue_what_waits_alongside()
         if self._queued:
-            self._in_pipeline(self._driver_connection.commit, "COMMIT")
+            self._in_pipeline(lambda: self._cursor.execute(_COMMIT), _COMMIT)
 
     def send_queued(self) -> None:
         """Send the queued writes now, in one round trip: something else is about to run on
@@ -305,6 +310,8 @@ class Driver:
             text, None, error, self._dbapi.Error, hide_parameters=True, dialect=self._dialect
         )
 
+
+_COMMIT = "COMMIT"
 
 _QUEUED = "ledger.driver.queued"
 """`Connection.info` key: the driver whose writes wait to be sent on that connection."""

@@ -184,9 +184,9 @@ _PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
 
 
 def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
-    """Note each statement psycopg sends on its own (a COMMIT too), and each pipeline
-    (statements sent together, the last one's answer awaited once), on the connections
-    opened from now on."""
+    """Note each statement psycopg sends on its own, each pipeline (statements sent
+    together, their answers awaited once, at its end) and each of psycopg's commits, on the
+    connections opened from now on."""
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -204,11 +204,9 @@ def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
             return pipeline()
 
         def noted_commit() -> None:
-            pgconn = dbapi_connection.pgconn
-            if (
-                pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE
-                and pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF
-            ):
+            # Outside a pipeline a round trip of its own; inside one it syncs the pipeline
+            # and waits for its answers, and the pipeline's end then waits again.
+            if dbapi_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 note("COMMIT")
             commit()
 
