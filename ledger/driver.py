@@ -223,8 +223,8 @@ class Driver:
 
         The COMMIT is a statement of the pipeline, not psycopg's `commit()`: inside a
         pipeline that syncs it and waits for the answers, and leaving the pipeline then
-        syncs and waits again, a second round trip (docs/performance-log.md, "The COMMIT's
-        second wait")."""
+        syncs and waits again, a second round trip (docs/performance-log.md, "A hand's
+        COMMIT waited twice")."""
         self._queue_what_waits_alongside()
         if self._queued:
             self._in_pipeline(lambda: self._cursor.execute(_COMMIT), _COMMIT)
