@@ -121,11 +121,18 @@ def test_a_write_taken_back_by_a_savepoint_stays_taken_back(probe: Engine, write
     assert _names(probe) == ["kept"]
 
 
-def _insert_twice_and_commit(engine: Engine, name: str) -> None:
+def _insert_twice_and_commit(engine: Engine, name: str, insert: Sql = _INSERT) -> None:
     with engine.begin() as connection:
         driver = Driver(connection)
-        driver.execute(_INSERT, {"name": name})
-        driver.execute(_INSERT, {"name": name})
+        driver.execute(insert, {"name": name})
+        driver.execute(insert, {"name": name})
+        driver.commit()
+
+
+def _insert_and_commit(engine: Engine, name: str, insert: Sql) -> None:
+    with engine.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(insert, {"name": name})
         driver.commit()
 
 
@@ -149,6 +156,35 @@ def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothin
     with pytest.raises(IntegrityError):
         insert_twice(probe, "ada")
     assert _names(probe) == []
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("failing", ["a queued write", "the COMMIT"])
+def test_a_failure_at_the_drivers_commit_commits_nothing_and_leaves_its_connection_usable(
+    one_connection: Engine, failing: str
+) -> None:
+    """A write queued with the COMMIT fails in its pipeline; the COMMIT itself fails on a
+    constraint checked only then. Six commits first, so that psycopg has prepared the
+    COMMIT it sends, as it has on every server connection after its first few hands."""
+    with one_connection.begin() as connection:
+        connection.execute(text("CREATE TABLE deferred (name VARCHAR(20))"))
+        connection.execute(
+            text("ALTER TABLE deferred ADD UNIQUE (name) DEFERRABLE INITIALLY DEFERRED")
+        )
+    insert = (
+        _INSERT
+        if failing == "a queued write"
+        else Sql.of("INSERT INTO deferred (name) VALUES (:name)")
+    )
+    for number in range(6):
+        _insert_and_commit(one_connection, f"n{number}", insert)
+    with pytest.raises(IntegrityError):
+        _insert_twice_and_commit(one_connection, "ada", insert)
+    _insert_and_commit(one_connection, "bo", insert)
+    table = insert.sqlite.split()[2]
+    with one_connection.connect() as connection:
+        names = connection.execute(text(f"SELECT name FROM {table} ORDER BY name")).scalars()
+        assert list(names) == ["bo", *(f"n{number}" for number in range(6))]
 
 
 def test_a_write_that_fails_at_a_commit_of_sqlalchemys_leaves_its_connection_usable(
@@ -303,8 +339,9 @@ def _insert_twice_and_commit_the_session(engine: Engine, name: str) -> None:
 
 
 def _recording(connection: Connection) -> list[tuple[str, bool]]:
-    """Each statement the connection's cursors send from now on, and its COMMIT, with
-    whether it went in a pipeline (one round trip with the others)."""
+    """Each statement the connection's cursors send from now on, and each of psycopg's own
+    commits that ends a transaction (as "commit()"), with whether it went in a pipeline (one
+    round trip with the others)."""
     sent: list[tuple[str, bool]] = []
     psycopg_connection: Any = connection.connection.driver_connection
 
@@ -320,7 +357,7 @@ def _recording(connection: Connection) -> list[tuple[str, bool]]:
 
     def recorded_commit() -> None:
         if psycopg_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            sent.append(("COMMIT", pipelined()))
+            sent.append(("commit()", pipelined()))
         commit()
 
     psycopg_connection.cursor_factory = Recording
