@@ -159,29 +159,27 @@ def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothin
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-@pytest.mark.parametrize("failing", ["a queued write", "the COMMIT"])
+@pytest.mark.parametrize(
+    "table", ["probe", "deferred"], ids=["a queued write failing", "the COMMIT failing"]
+)
 def test_a_failure_at_the_drivers_commit_commits_nothing_and_leaves_its_connection_usable(
-    one_connection: Engine, failing: str
+    one_connection: Engine, table: str
 ) -> None:
-    """A write queued with the COMMIT fails in its pipeline; the COMMIT itself fails on a
-    constraint checked only then. Six commits first, so that psycopg has prepared the
-    COMMIT it sends, as it has on every server connection after its first few hands."""
+    """A write queued with the COMMIT fails in its pipeline (`probe`'s primary key); the
+    COMMIT itself fails on a constraint checked only then (`deferred`'s). Six commits first,
+    so that psycopg has prepared the COMMIT it sends, as it has on every server connection
+    after its first few hands."""
     with one_connection.begin() as connection:
         connection.execute(text("CREATE TABLE deferred (name VARCHAR(20))"))
         connection.execute(
             text("ALTER TABLE deferred ADD UNIQUE (name) DEFERRABLE INITIALLY DEFERRED")
         )
-    insert = (
-        _INSERT
-        if failing == "a queued write"
-        else Sql.of("INSERT INTO deferred (name) VALUES (:name)")
-    )
+    insert = Sql.of(f"INSERT INTO {table} (name) VALUES (:name)")
     for number in range(6):
         _insert_and_commit(one_connection, f"n{number}", insert)
     with pytest.raises(IntegrityError):
         _insert_twice_and_commit(one_connection, "ada", insert)
     _insert_and_commit(one_connection, "bo", insert)
-    table = insert.sqlite.split()[2]
     with one_connection.connect() as connection:
         names = connection.execute(text(f"SELECT name FROM {table} ORDER BY name")).scalars()
         assert list(names) == ["bo", *(f"n{number}" for number in range(6))]
