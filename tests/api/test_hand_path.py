@@ -271,6 +271,30 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_hand_placed_over_http_waits_on_postgresql_three_times_after_its_begin(
+    client: TestClient[Litestar], operator: Caller
+) -> None:
+    """The key's and the player's locks with the key's record and the opening read; the
+    hand with the balances and the chain's head; the postings, the head moved on with the
+    key's record beside it, and the COMMIT. psycopg's BEGIN is a fourth."""
+    database: Database = client.app.state.database
+    waits: list[str] = []
+    _count_round_trips(database.engine, waits.append)
+    database.engine.dispose()  # the connections opened from now on count
+    player, _ = new_player_over_http(operator, deposit=10_000)
+    table_id = standard_table_id(player)
+    for _ in range(2):  # the table's rules and the player's account rows, then remembered
+        play_until(player, table_id, "settled")
+    while True:
+        waits.clear()
+        hand = player.post("/v1/hands", {"table_id": table_id, "bet": 100}).json()
+        if hand["status"] == "settled":
+            break
+        player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
+    assert len([w for w in waits if not _PING.match(w)]) == 3, waits
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 @pytest.mark.parametrize("move", ["deposits", "withdrawals"])
 def test_the_cashier_reads_the_wallet_in_the_statement_that_locks_its_player_on_postgresql(
     client: TestClient[Litestar], operator: Caller, move: str
