@@ -243,24 +243,10 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
     """The whole request: the key (on PostgreSQL its advisory lock, the player's row lock,
     the key's record and the hand's opening read, in one statement), the hand's statements,
     the key's record written (on PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
-    database: Database = client.app.state.database
-    sent: list[str] = []
-    count_driver_statements(database.engine, sent.append)
-    if database.sqlite_writer is not None:  # its kept connection is not the pool's
-        database.sqlite_writer.close()
-    database.engine.dispose()  # the connections opened from now on count
-    player, _ = new_player_over_http(operator, deposit=10_000)
-    table_id = standard_table_id(player)
-    for _ in range(2):  # the table's rules and the player's account rows, then remembered
-        play_until(player, table_id, "settled")
-    while True:
-        sent.clear()
-        hand = player.post("/v1/hands", {"table_id": table_id, "bet": 100}).json()
-        if hand["status"] == "settled":
-            break
-        player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
+    sent = _noted_for_a_settled_hand_over_http(client, operator, count_driver_statements)
     statements = [" ".join(s.split()) for s in _statements_of(sent)]
     first = statements[0]
+    database: Database = client.app.state.database
     if database.is_postgresql:
         assert "pg_try_advisory_xact_lock" in first and "FROM players" in first
         assert "idempotency_record_after_lock" in first
@@ -277,21 +263,34 @@ def test_a_hand_placed_over_http_waits_on_postgresql_three_times_after_its_begin
     """The key's and the player's locks with the key's record and the opening read; the
     hand with the balances and the chain's head; the postings, the head moved on with the
     key's record beside it, and the COMMIT. psycopg's BEGIN is a fourth."""
+    waits = _noted_for_a_settled_hand_over_http(client, operator, _count_round_trips)
+    assert len([w for w in waits if not _PING.match(w)]) == 3, waits
+
+
+def _noted_for_a_settled_hand_over_http(
+    client: TestClient[Litestar],
+    operator: Caller,
+    noting: Callable[[Engine, Callable[[str], None]], None],
+) -> list[str]:
+    """What `noting` notes of a hand placed over HTTP and settled at once, on connections
+    opened after it starts noting; the hands before it taught the process the table's rules
+    and the player's account rows, which it then remembers."""
     database: Database = client.app.state.database
-    waits: list[str] = []
-    _count_round_trips(database.engine, waits.append)
+    noted: list[str] = []
+    noting(database.engine, noted.append)
+    if database.sqlite_writer is not None:  # its kept connection is not the pool's
+        database.sqlite_writer.close()
     database.engine.dispose()  # the connections opened from now on count
     player, _ = new_player_over_http(operator, deposit=10_000)
     table_id = standard_table_id(player)
-    for _ in range(2):  # the table's rules and the player's account rows, then remembered
+    for _ in range(2):
         play_until(player, table_id, "settled")
     while True:
-        waits.clear()
+        noted.clear()
         hand = player.post("/v1/hands", {"table_id": table_id, "bet": 100}).json()
         if hand["status"] == "settled":
-            break
+            return noted
         player.post(f"/v1/hands/{hand['id']}/decision", {"action": "surrender"})
-    assert len([w for w in waits if not _PING.match(w)]) == 3, waits
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
