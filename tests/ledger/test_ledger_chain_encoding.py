@@ -1,14 +1,17 @@
 """Metadata is stored and hashed as its canonical JSON reads back, whichever way it is
-worked out: the hash chain's bytes must not depend on it."""
+worked out, and a hash is of the canonical JSON's bytes, whichever encoder writes them: the
+hash chain's bytes must not depend on either."""
 
+import hashlib
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.chain import canonical_json, stored_metadata
+from ledger.chain import canonical_json, request_fingerprint, stored_metadata, transaction_hash
 from ledger.errors import InvalidTransaction
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.text()
@@ -17,6 +20,16 @@ _JSON = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
     max_leaves=8,
 )
+
+
+_FLAT = st.dictionaries(st.text(), _SCALARS, max_size=6)
+_ANY_METADATA = _FLAT | st.dictionaries(st.text(), _JSON, max_size=4)
+_AMOUNTS = st.integers(min_value=-(2**63), max_value=2**63 - 1)
+
+
+def _reference_digest(document: dict[str, Any]) -> str:
+    """The hash as the chain's first version wrote it: `json.dumps`, sorted and compact."""
+    return hashlib.sha256(canonical_json(document).encode()).hexdigest()
 
 
 def _read_back(metadata: dict[str, Any]) -> Any:
@@ -33,7 +46,7 @@ def _typed(value: Any) -> Any:
     return (type(value), value)
 
 
-@given(st.dictionaries(st.text(), _SCALARS, max_size=6))
+@given(_FLAT)
 def test_flat_metadata_is_stored_as_its_canonical_json_reads_back(
     metadata: dict[str, Any],
 ) -> None:
@@ -59,3 +72,70 @@ def test_metadata_that_is_not_plain_json_is_refused() -> None:
 def test_an_integer_too_long_to_write_is_refused() -> None:
     with pytest.raises(InvalidTransaction):
         stored_metadata({"amount": 10**5000})
+
+
+@given(
+    seq=st.integers(min_value=1, max_value=2**63 - 1),
+    kind=st.text(),
+    reference=st.none() | st.text(),
+    key=st.text(),
+    metadata=_ANY_METADATA,
+    posted_at=st.datetimes(timezones=st.just(UTC)),
+    entries=st.lists(st.tuples(st.text(), st.text(), _AMOUNTS), max_size=5),
+    prev_hash=st.text(),
+)
+def test_a_transaction_hash_is_of_the_canonical_json_whichever_encoder_writes_it(
+    seq: int,
+    kind: str,
+    reference: str | None,
+    key: str,
+    metadata: dict[str, Any],
+    posted_at: datetime,
+    entries: list[tuple[str, str, int]],
+    prev_hash: str,
+) -> None:
+    document = {
+        "seq": seq,
+        "kind": kind,
+        "reference": reference,
+        "idempotency_key": key,
+        "metadata": metadata,
+        "posted_at": posted_at.isoformat(timespec="microseconds"),
+        "entries": sorted([account, currency, amount] for account, currency, amount in entries),
+        "prev_hash": prev_hash,
+    }
+    hashed = transaction_hash(
+        seq=seq,
+        kind=kind,
+        reference=reference,
+        idempotency_key=key,
+        metadata=metadata,
+        posted_at=posted_at,
+        entries=entries,
+        prev_hash=prev_hash,
+    )
+    assert hashed == _reference_digest(document)
+
+
+@given(
+    kind=st.text(),
+    reference=st.none() | st.text(),
+    metadata=_ANY_METADATA,
+    legs=st.lists(st.tuples(st.text(), _AMOUNTS), max_size=5),
+)
+def test_a_request_fingerprint_is_of_the_canonical_json_whichever_encoder_writes_it(
+    kind: str, reference: str | None, metadata: dict[str, Any], legs: list[tuple[str, int]]
+) -> None:
+    document = {
+        "kind": kind,
+        "reference": reference,
+        "metadata": metadata,
+        "legs": [[account, amount] for account, amount in legs],
+    }
+    fingerprint = request_fingerprint(kind=kind, reference=reference, metadata=metadata, legs=legs)
+    assert fingerprint == _reference_digest(document)
+
+
+def test_a_hash_of_metadata_that_is_not_plain_json_is_refused() -> None:
+    with pytest.raises(InvalidTransaction):
+        request_fingerprint(kind="k", reference=None, metadata={"at": object()}, legs=[])
