@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -51,20 +52,22 @@ def _is_plain(value: Any) -> bool:
     return type(value) in _PLAIN or (type(value) is int and value in _INT64)
 
 
-def _digest(document: dict[str, Any], metadata: Mapping[str, Any]) -> str:
+def _are_plain(values: Iterable[Any]) -> bool:
+    return all(_is_plain(value) for value in values)
+
+
+def _digest(document: dict[str, Any], *, plain: bool) -> str:
     """SHA-256 of the document's canonical JSON.
 
-    Every hash a request path makes is of a document whose only free-form part, its
-    metadata, is flat and plain. For such a document msgspec writes the bytes
-    `canonical_json` writes (the same escapes, keys in code point order, integers as
-    digits; `tests/ledger/test_ledger_chain_encoding.py`) in about a tenth of the time, and
-    a hand makes four of these hashes. Anything else (a float, a nested value) is written by
-    `canonical_json` itself, which also refuses what is not plain JSON.
+    A `plain` document, every value of it a `str`, `bool`, None or 64-bit `int` (its
+    metadata flat), is what every hash on a request path is of. For it msgspec writes the
+    bytes `canonical_json` writes (the same escapes, keys in code point order, integers as
+    digits; `tests/ledger/test_ledger_chain_encoding.py`) in about a tenth of the time,
+    and a hand makes four of these hashes. Anything else (a float, a nested value, a
+    `Decimal` amount, a `str` subclass) is written by `canonical_json` itself, which also
+    refuses what is not plain JSON.
     """
-    if _is_flat_and_plain(metadata):
-        encoded = _SORTED_JSON.encode(document)
-    else:
-        encoded = canonical_json(document).encode()
+    encoded = _SORTED_JSON.encode(document) if plain else canonical_json(document).encode()
     return hashlib.sha256(encoded).hexdigest()
 
 
@@ -88,6 +91,7 @@ def transaction_hash(
     Entries are (account code, currency, signed amount), sorted so that the order rows
     come back from the database cannot change the hash.
     """
+    rows = sorted([account, currency, amount] for account, currency, amount in entries)
     document = {
         "seq": seq,
         "kind": kind,
@@ -95,10 +99,15 @@ def transaction_hash(
         "idempotency_key": idempotency_key,
         "metadata": dict(metadata),
         "posted_at": iso_utc(posted_at),
-        "entries": sorted([account, currency, amount] for account, currency, amount in entries),
+        "entries": rows,
         "prev_hash": prev_hash,
     }
-    return _digest(document, metadata)
+    plain = (
+        _are_plain((seq, kind, reference, idempotency_key, prev_hash))
+        and _are_plain(itertools.chain.from_iterable(rows))
+        and _is_flat_and_plain(metadata)
+    )
+    return _digest(document, plain=plain)
 
 
 def request_fingerprint(
@@ -109,10 +118,16 @@ def request_fingerprint(
     legs: Iterable[tuple[str, int]],
 ) -> str:
     """What must match for an idempotent replay: everything but the key and the clock."""
+    pairs = [[account, amount] for account, amount in legs]
     document = {
         "kind": kind,
         "reference": reference,
         "metadata": dict(metadata),
-        "legs": [[account, amount] for account, amount in legs],
+        "legs": pairs,
     }
-    return _digest(document, metadata)
+    plain = (
+        _are_plain((kind, reference))
+        and _are_plain(itertools.chain.from_iterable(pairs))
+        and _is_flat_and_plain(metadata)
+    )
+    return _digest(document, plain=plain)
