@@ -21,7 +21,7 @@ def canonical_json(value: Any) -> str:
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
         )
     except (TypeError, ValueError) as error:
-        raise InvalidTransaction(f"metadata is not plain JSON: {error}") from error
+        raise InvalidTransaction(f"not plain JSON: {error}") from error
 
 
 _PLAIN = frozenset({str, bool, type(None)})

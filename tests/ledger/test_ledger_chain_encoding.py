@@ -6,7 +6,6 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 import pytest
@@ -161,13 +160,13 @@ def test_every_character_is_hashed_as_the_canonical_json_writes_it() -> None:
         assert fingerprint == _reference_digest(document)
 
 
-class _Kind(StrEnum):
-    SETTLE = "hand.settle"
+class _Text(str):
+    """A `str` subclass, which msgspec refuses to write and `json.dumps` writes as its text."""
 
 
-def test_a_kind_given_as_a_string_enum_is_hashed_as_its_text() -> None:
+def test_a_kind_given_as_a_str_subclass_is_hashed_as_its_text() -> None:
     assert request_fingerprint(
-        kind=_Kind.SETTLE, reference=None, metadata={}, legs=[("a", 1)]
+        kind=_Text("hand.settle"), reference=None, metadata={}, legs=[("a", 1)]
     ) == request_fingerprint(kind="hand.settle", reference=None, metadata={}, legs=[("a", 1)])
 
 
