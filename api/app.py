@@ -7,7 +7,11 @@ from litestar.plugins.pydantic import PydanticPlugin
 from litestar.types import ControllerRouterHandler
 
 from api.db.database import Database
-from api.db.threads import share_connections_between_threads, stop_command_threads
+from api.db.threads import (
+    share_connections_between_threads,
+    stop_command_threads,
+    thread_shares,
+)
 from api.domain.audit.routes import AuditController
 from api.domain.cashier import routes as cashier
 from api.domain.events.routes import EventController
@@ -93,10 +97,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
 
     def on_startup() -> None:
-        keeping = database.command_connections
+        loop_units = database.loop_units
         share_connections_between_threads(
-            settings.database_pool_size, keeping.keep_one_in_this_thread if keeping else None
+            settings.database_pool_size, command_threads=loop_units is None
         )
+        if loop_units is not None:
+            loop_units.start(thread_shares(settings.database_pool_size)[0])
         with database.transaction() as session:
             ensure_standard_table(session, settings.currency)
 

@@ -79,8 +79,8 @@ def event_loop_threads(pgid: int) -> Meter:
 
 def worker_threads(pgid: int) -> Meter:
     """Every other thread of the group's processes: the command threads, which run the units
-    of work on PostgreSQL, and the executor's and anyio's, which run the synchronous routes;
-    those that ended included."""
+    of work on SQLite served by several processes, and the executor's and anyio's, which run
+    the synchronous routes; those that ended included."""
     return lambda: _split(str(pgid), main=False)
 
 

@@ -1,18 +1,22 @@
 """One handle on the database: the engine, and units of work for writing and for reading."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from api.db.kept import CommandConnections, KeptConnection, SqliteWriter
+from api.db.kept import SqliteWriter
+from api.db.loop_units import LoopUnits, kept_on_this_turn, open_connections_off_the_loop
+from api.db.threads import in_command_thread
 from api.db.units import joining_session, unit_of_work
 from ledger.database import POOL_SIZE, make_engine
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +24,7 @@ class Database:
     engine: Engine
     readers: sessionmaker[Session]
     sqlite_writer: SqliteWriter | None
-    command_connections: CommandConnections | None
+    loop_units: LoopUnits | None
     prober: Engine
 
     @classmethod
@@ -53,11 +57,13 @@ class Database:
             **({"sqlite_begin": "DEFERRED"} if is_sqlite else {"postgresql_readonly": True})
         )
         prober = make_engine(url, poolclass=NullPool, **_timeouts(url, timeout_seconds))
+        if not is_sqlite:
+            open_connections_off_the_loop(engine)
         return cls(
             engine=engine,
             readers=sessionmaker(reader_engine, expire_on_commit=False),
             sqlite_writer=SqliteWriter(engine) if is_sqlite else None,
-            command_connections=None if is_sqlite else CommandConnections(engine),
+            loop_units=None if is_sqlite else LoopUnits(engine),
             prober=prober.execution_options(sqlite_begin="DEFERRED"),
         )
 
@@ -65,17 +71,26 @@ class Database:
     def is_postgresql(self) -> bool:
         return self.engine.dialect.name == "postgresql"
 
+    async def run_units(self, work: Callable[[], T]) -> T:
+        """`work()`, a request's units of work, run off the request's own code: on
+        PostgreSQL on the event loop, on a kept connection of its own (`LoopUnits`, once the
+        server has started them on this loop); else in a command thread
+        (`api.db.threads`)."""
+        if self.loop_units is not None and self.loop_units.started:
+            return await self.loop_units.run(work)
+        return await in_command_thread(work)
+
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """A unit of work: committed if the block returns, rolled back if it raises.
 
         On SQLite it runs on the writer's kept connection (`SqliteWriter`); on PostgreSQL on
-        the connection its command thread keeps (`CommandConnections`), else on one from the
+        the connection its turn on the event loop holds (`LoopUnits`), else on one from the
         pool; either way as `api.db.units.unit_of_work` runs it."""
         if self.sqlite_writer is not None:
             with self.sqlite_writer.transaction() as session:
                 yield session
-        elif (kept := self._kept_in_this_thread()) is not None:
+        elif (kept := kept_on_this_turn()) is not None:
             with kept.transaction() as session:
                 yield session
         else:
@@ -99,10 +114,10 @@ class Database:
         ends by COMMIT too: any client could otherwise wipe a pooled connection's statements
         at will. Only a read the database failed rolls back, as it must.
 
-        In a command thread on PostgreSQL the read runs on the thread's kept connection, the
-        same way: the thread holds it for good, and a token look-up there must not wait for
-        a second connection from the pool."""
-        if (kept := self._kept_in_this_thread()) is not None:
+        On the event loop on PostgreSQL the read runs on its turn's kept connection, the same
+        way: a token look-up there must not wait on the loop for a connection from the
+        pool."""
+        if (kept := kept_on_this_turn()) is not None:
             with kept.reading() as session:
                 yield session
             return
@@ -115,9 +130,6 @@ class Database:
                 self._end_read(session)
                 raise
             self._end_read(session)
-
-    def _kept_in_this_thread(self) -> KeptConnection | None:
-        return self.command_connections.here() if self.command_connections else None
 
     def _end_read(self, session: Session) -> None:
         if self.is_postgresql:  # READ ONLY: there is nothing a COMMIT could keep
@@ -133,8 +145,8 @@ class Database:
     def dispose(self) -> None:
         if self.sqlite_writer is not None:
             self.sqlite_writer.close()
-        if self.command_connections is not None:
-            self.command_connections.close()
+        if self.loop_units is not None:
+            self.loop_units.close()
         self.engine.dispose()
         self.prober.dispose()
 

@@ -1,5 +1,5 @@
 """Connections kept open for units of work that take turns on them: SQLite's one writer, and
-on PostgreSQL one for each command thread.
+on PostgreSQL one for each unit of work the event loop runs at once (`api.db.loop_units`).
 
 A unit of work on a kept connection skips the pool's checkout and return: about 80 µs each
 on SQLite, 4% of a hand's instructions on the hot path; on PostgreSQL 37 µs each, 9% of a
@@ -10,7 +10,7 @@ kept connection"; "A connection kept by each command thread").
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 from psycopg.pq import TransactionStatus
@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from api.db.units import joining_session, unit_of_work
-from ledger.database import PING_AFTER_IDLE_SECONDS, found_lost
+from ledger.database import found_lost
 
 
 class Losses:
@@ -204,44 +204,3 @@ class SqliteWriter:
     def close(self) -> None:
         with self._turn:
             self._connection.close()
-
-
-class CommandConnections:
-    """PostgreSQL: a connection kept by each command thread (`api.db.threads`), for its units
-    of work and its reads (the token look-ups), which run there one at a time.
-
-    The command threads are as many as half the pool's connections, so the threads that keep
-    one leave the other half to the executor's threads, whose reads take turns on it as
-    before; the process still opens no more connections than the pool holds. A thread that
-    keeps none (the executor's, a test's, the command line's), and a unit of work begun while
-    the thread's own connection is at work, take one from the pool."""
-
-    def __init__(
-        self, engine: Engine, ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS
-    ) -> None:
-        self._engine = engine
-        self._ping_after_idle_seconds = ping_after_idle_seconds
-        self._losses = Losses()
-        self._here = threading.local()
-        self._lock = threading.Lock()
-        # One per command thread the process has started: as many as the pool's half, again
-        # at each start-up of the app (its tests').
-        self._every: list[KeptConnection] = []
-
-    def keep_one_in_this_thread(self) -> None:
-        kept = KeptConnection(self._engine, self._ping_after_idle_seconds, self._losses)
-        self._here.kept = kept
-        with self._lock:
-            self._every.append(kept)
-
-    def here(self) -> KeptConnection | None:
-        """This thread's kept connection, unless it keeps none or it is at work."""
-        kept: KeptConnection | None = getattr(self._here, "kept", None)
-        return None if kept is None or kept.in_use else kept
-
-    def close(self) -> None:
-        """At shutdown, once the command threads have finished their work."""
-        with self._lock:
-            for kept in self._every:
-                with suppress(DBAPIError):  # one that cannot close cleanly stops no other
-                    kept.close()

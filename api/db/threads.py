@@ -1,24 +1,23 @@
 """The server's worker threads, sized to the database pool so that no thread ever waits for
 a connection.
 
-Two kinds of thread take the pool's connections, one at a time each: the command threads
-(every command's unit of work, as `api.http.idempotency` runs it, except on SQLite served by
-one process, where it runs on the event loop; the token look-ups) and the event loop's
-default executor (Litestar's synchronous routes: the reads, reports, statements, history).
-Left to the libraries' defaults (40 anyio worker threads, min(32, CPUs + 4) in the executor)
-together they would outnumber the pool, and a thread past it blocks on the pool, up to the
-database timeout; a few slow reports could then take every connection from the commands.
-Split half and half, at most as many threads as connections run at once, so past them a
-request waits on the event loop for a thread, which costs nothing, and slow reads can take
-at most their half of the pool. On PostgreSQL each command thread keeps its connection
-(`api.db.kept.CommandConnections`), which spares every unit of work the pool's checkout
-and return.
+Two kinds of work take the pool's connections, one at a time each: the commands (every
+command's units of work, as `api.http.idempotency` runs them, and the token look-ups) and
+the event loop's default executor (Litestar's synchronous routes: the reads, reports,
+statements, history). Left to the libraries' defaults (40 anyio worker threads,
+min(32, CPUs + 4) in the executor) together they would outnumber the pool, and a thread past
+it blocks on the pool, up to the database timeout; a few slow reports could then take every
+connection from the commands. Split half and half, at most as many run at once as there are
+connections, so past them a request waits on the event loop for its turn, which costs
+nothing, and slow reads can take at most their half of the pool.
 
-The command threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop
-through `anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 56 µs of
-CPU, through `loop.run_in_executor` 25 µs (`benchmarks.thread_hop`; docs/performance-log.md,
-"The hop to a command thread"), and a PostgreSQL hand makes one or two. So code run there
-cannot call back into the loop with `anyio.from_thread`; none does.
+On PostgreSQL the commands' half runs on the event loop, each unit on a kept connection
+(`api.db.loop_units`). On SQLite it runs in command threads, or on the loop itself when one
+process serves (`api.http.idempotency`). The command threads are a plain
+`ThreadPoolExecutor`, not anyio's worker threads: a hop through `anyio.to_thread.run_sync`
+(its cancel scope, its capacity limiter) cost 56 µs of CPU, through `loop.run_in_executor`
+25 µs (`benchmarks.thread_hop`; docs/performance-log.md, "The hop to a command thread"). So
+code run there cannot call back into the loop with `anyio.from_thread`; none does.
 """
 
 import asyncio
@@ -42,26 +41,22 @@ def thread_shares(pool_size: int) -> tuple[int, int]:
     return pool_size - routes, routes
 
 
-def share_connections_between_threads(
-    pool_size: int, keep_a_connection: Callable[[], None] | None = None
-) -> None:
+def share_connections_between_threads(pool_size: int, *, command_threads: bool = True) -> None:
     """Size this event loop's worker threads to the pool; run at the server's start-up, on
-    the loop that serves (each worker process has its own). `keep_a_connection` runs first in
-    each command thread (`api.db.kept.CommandConnections`)."""
-    command_threads, route_threads = thread_shares(pool_size)
-    commands = ThreadPoolExecutor(
-        max_workers=command_threads,
-        thread_name_prefix="casino-war-command",
-        initializer=keep_a_connection,
-    )
-    _COMMAND_THREADS.set(commands)
+    the loop that serves (each worker process has its own). Without `command_threads` (on
+    PostgreSQL, whose commands run on the loop) only the executor's are made."""
+    commands, route_threads = thread_shares(pool_size)
+    if command_threads:
+        _COMMAND_THREADS.set(
+            ThreadPoolExecutor(max_workers=commands, thread_name_prefix="casino-war-command")
+        )
     routes = ThreadPoolExecutor(max_workers=route_threads, thread_name_prefix="casino-war")
     asyncio.get_running_loop().set_default_executor(routes)
 
 
 async def stop_command_threads() -> None:
     """At shutdown: this event loop's command threads take no more work and finish what they
-    run, before the database closes the connections they keep (`on_shutdown`'s order). By
+    run, before the database closes its connections (`on_shutdown`'s order). By
     then uvicorn has waited for every request in flight (the service sets no graceful-shutdown
     timeout), so little or nothing is left; the wait runs in a thread, off the loop."""
     try:

@@ -22,7 +22,6 @@ from typing import Any, NamedTuple
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
-from api.db.threads import in_command_thread
 from api.domain.players.turn import PLAYER_LOCK, ReadAfterLock, note_locked, note_read
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
@@ -137,16 +136,17 @@ class Idempotency:
     ) -> Answer:
         """`run` where it costs least: on the event loop where the database is SQLite
         served by one process (its write transactions are short and serialised anyway, and a
-        hop to a worker thread and back costs more CPU than the transaction), in a worker
-        thread where it is PostgreSQL (whose round trips wait on the network while the loop
-        serves other requests) or SQLite shared by several server processes (whose write
-        lock the loop would otherwise wait for)."""
+        hop to a worker thread and back costs more CPU than the transaction); on PostgreSQL
+        on the loop too, its waits for the network the loop's, so that it serves other
+        requests meanwhile (`api.db.loop_units`); in a worker thread where it is SQLite
+        shared by several server processes (whose write lock the loop would otherwise wait
+        for)."""
         work = partial(
             self.run, principal, key, request_fingerprint, operation, status_code=status_code
         )
         if self.runs_on_event_loop:
             return work()
-        return await in_command_thread(work)
+        return await self._database.run_units(work)
 
     def run(
         self,

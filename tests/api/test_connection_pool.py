@@ -167,8 +167,8 @@ def test_a_server_process_keeps_ten_connections_by_default(
     assert _pooled_places_beside_the_writer(Settings(database_url=database_url)) == 10
 
 
-def _most_at_once() -> tuple[Callable[[], None], Callable[[], int]]:
-    """A job that sleeps a little, and how many of its runs were ever running at once."""
+def _most_at_once(pause: Callable[[], None]) -> tuple[Callable[[], None], Callable[[], int]]:
+    """A job that pauses a little, and how many of its runs were ever running at once."""
     running = most = 0
     lock = threading.Lock()
 
@@ -177,36 +177,48 @@ def _most_at_once() -> tuple[Callable[[], None], Callable[[], int]]:
         with lock:
             running += 1
             most = max(most, running)
-        time.sleep(0.2)
+        pause()
         with lock:
             running -= 1
 
     return job, lambda: most
 
 
-async def _threads_at_once() -> tuple[int, int]:
-    """The most command-thread jobs and executor jobs seen running at once, eight of each
-    asked for together."""
+def _pause_in_a_read(database: Database) -> None:
+    """0.2 s in a read. On PostgreSQL the database server sleeps: a unit of work on the event
+    loop gives the loop up while it waits, as it does for every statement."""
+    with database.reading() as session:
+        if database.is_postgresql:
+            session.execute(text("SELECT pg_sleep(0.2)"))
+        else:
+            time.sleep(0.2)
+
+
+async def _units_at_once(database: Database) -> tuple[int, int]:
+    """The most commands' units of work and executor jobs seen running at once, eight of
+    each asked for together."""
     loop = asyncio.get_running_loop()
-    command_job, commands_most = _most_at_once()
-    route_job, routes_most = _most_at_once()
+    command_job, commands_most = _most_at_once(lambda: _pause_in_a_read(database))
+    route_job, routes_most = _most_at_once(lambda: time.sleep(0.2))
     await asyncio.gather(
-        *(in_command_thread(command_job) for _ in range(8)),
+        *(database.run_units(command_job) for _ in range(8)),
         *(loop.run_in_executor(None, route_job) for _ in range(8)),
     )
     return commands_most(), routes_most()
 
 
-def test_a_server_process_runs_no_more_threads_at_once_than_its_pool_has_connections(
+def test_a_server_process_runs_no_more_units_of_work_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
-    """Half for the command threads (the commands, token look-ups), half for the event
-    loop's executor (Litestar's synchronous routes): past them, a request waits on the event
-    loop for a thread, and no thread ever waits for a connection."""
+    """Half for the commands (their units of work, token look-ups: on the event loop on
+    PostgreSQL, in command threads on SQLite), half for the event loop's executor
+    (Litestar's synchronous routes): past them, a request waits on the event loop for its
+    turn, and no unit of work ever waits for a connection."""
     app = create_app(Settings(database_url=database_url, database_pool_size=5))
     with TestClient(app=app) as client:
-        command_threads, executor_threads = client.blocking_portal.call(_threads_at_once)
-    assert (command_threads, executor_threads) == (3, 2)
+        database: Database = client.app.state.database
+        commands, executor_threads = client.blocking_portal.call(_units_at_once, database)
+    assert (commands, executor_threads) == (3, 2)
 
 
 async def _probe_turns_of_this_loop() -> tuple[bool, float]:

@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 
 from api.db.database import Database
 from api.db.models import ApiToken
-from api.db.threads import in_command_thread
 from api.domain.tokens.throttle import FailureThrottle
 from api.errors import Forbidden, Throttled, Unauthenticated
 
@@ -192,9 +191,10 @@ class Authenticator:
             return None
 
     async def resolve(self, authorization: str | None, address: str = "unknown") -> Principal:
-        """`principal` from the event loop: from memory when it can, else in a worker
-        thread. Every request authenticates, and a thread hop costs more CPU than the
-        dictionary look-up that answers nearly all of them.
+        """`principal` from the event loop: from memory when it can, else as a unit of
+        work off the request (`Database.run_units`). Every request authenticates, and a
+        look-up in the database costs far more than the dictionary look-up that answers
+        nearly all of them.
 
         A client address that failed too often lately is refused before anything else
         (429), and every failure counts against it."""
@@ -205,10 +205,10 @@ class Authenticator:
             known = self.remembered(authorization)
             if known is not None:
                 return known
-            looked_up = await in_command_thread(partial(self.principal, authorization))
+            looked_up = await self._database.run_units(partial(self.principal, authorization))
         except Unauthenticated:
             if self._throttle.failed(address):
-                await in_command_thread(partial(self._record_burst, address))
+                await self._database.run_units(partial(self._record_burst, address))
             raise
         return looked_up
 

@@ -1,0 +1,214 @@
+"""PostgreSQL: units of work run on the event loop, each on one of a few connections kept
+open, with psycopg's waits for its socket awaited on the loop.
+
+A unit of work in a command thread cost a hop to the thread and back, and the interpreter's
+lock passed between the loop and the threads at every round trip. On the loop it costs about
+the same CPU, but a hand waits less for its turn: served, 1.12-1.14 times the hands a second
+of the command threads, and 0.83-0.97 of PostgreSQL's CPU a hand (docs/performance-log.md,
+"Hashes by msgspec, perf beside the prototype, units on the loop").
+
+The unit's code stays synchronous: the `Session`, the driver and the ledger are the same code
+the command line and the executor's threads run. SQLAlchemy's `greenlet_spawn` runs it in a
+greenlet, and where psycopg would block on its socket, `LoopConnection.wait` hands the wait
+to the loop with `await_only`; the loop serves other requests meanwhile. Outside such a unit
+(the executor's threads, the command line) a `LoopConnection` waits as psycopg does.
+"""
+
+import asyncio
+import select
+from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg.waiting import Ready, Wait
+from sqlalchemy import Engine, event
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.util import await_only, greenlet_spawn
+
+from api.db.kept import KeptConnection, Losses
+from ledger.database import PING_AFTER_IDLE_SECONDS
+
+T = TypeVar("T")
+
+
+class NestedUnitOfWork(RuntimeError):
+    """A unit of work begun inside another on the event loop. Units there never need one:
+    each takes the connection its turn holds, and a second would have to wait on the loop
+    for the pool."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Turn:
+    kept: KeptConnection
+    connecting: ThreadPoolExecutor
+    """The threads that open a connection: psycopg's `connect` blocks (and resolves the
+    host name), up to the connection timeout."""
+
+
+_TURN: ContextVar[_Turn | None] = ContextVar("casino_war_loop_turn", default=None)
+
+
+def kept_on_this_turn() -> KeptConnection | None:
+    """The connection of the unit of work running on the event loop here, if one is."""
+    turn = _TURN.get()
+    if turn is None:
+        return None
+    if turn.kept.in_use:
+        raise NestedUnitOfWork("a unit of work on the event loop cannot begin another")
+    return turn.kept
+
+
+class LoopConnection(psycopg.Connection[Any]):
+    """psycopg's connection, whose waits inside a unit of work on the event loop are the
+    loop's; everywhere else they are psycopg's own."""
+
+    def wait(
+        self,
+        gen: Generator[Wait, Ready | int, T],
+        interval: float = 0.1,
+        timeout: float | None = None,
+    ) -> T:
+        if timeout is None and _TURN.get() is not None:
+            return await_only(_waited(gen, self.pgconn.socket))
+        return super().wait(gen, interval, timeout)
+
+
+def open_connections_off_the_loop(engine: Engine) -> None:
+    """Have `engine` open `LoopConnection`s, and open them in a thread when a unit of work
+    on the event loop asks for one, so that the loop never blocks on a connection attempt
+    (a database restarting can take up to the connection timeout)."""
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(
+        _dialect: object, _record: object, cargs: list[Any], cparams: dict[str, Any]
+    ) -> LoopConnection:
+        connect = partial(LoopConnection.connect, *cargs, **cparams)
+        turn = _TURN.get()
+        if turn is None:
+            return connect()
+        # `run_in_executor` does not carry this context over: in the thread, psycopg waits
+        # as it always does.
+        opening = asyncio.get_running_loop().run_in_executor(turn.connecting, connect)
+        return await_only(opening)
+
+
+async def _waited(gen: Generator[Wait, Ready | int, T], fileno: int) -> T:
+    """psycopg's generator driven by the loop's readiness callbacks. It sets no timer: the
+    statement and lock timeouts are the server's (`api.db.database._timeouts`).
+
+    A task cancelled here leaves the exchange with the server half done; SQLAlchemy then
+    invalidates the connection, as it does on any exception that is not an `Exception`, and
+    the kept connection is replaced before its next unit of work."""
+    loop = asyncio.get_running_loop()
+    try:
+        state = next(gen)
+        while True:
+            if state & Wait.W and (ready := _ready_now(fileno, state)):
+                state = gen.send(ready)  # a socket asked for writing nearly always is
+                continue
+            woken: asyncio.Future[None] = loop.create_future()
+            got = 0
+
+            def wake(ready: int, woken: asyncio.Future[None] = woken) -> None:
+                nonlocal got
+                got |= ready
+                if not woken.done():
+                    woken.set_result(None)
+
+            if state & Wait.R:
+                loop.add_reader(fileno, wake, Ready.R)
+            if state & Wait.W:
+                loop.add_writer(fileno, wake, Ready.W)
+            try:
+                await woken
+            finally:
+                if state & Wait.R:
+                    loop.remove_reader(fileno)
+                if state & Wait.W:
+                    loop.remove_writer(fileno)
+            state = gen.send(got)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+def _ready_now(fileno: int, state: int) -> int:
+    """The socket's readiness for `state` without waiting: a write seldom has to wait, and
+    asking the kernel costs less than a turn of the loop."""
+    poll = select.poll()
+    poll.register(fileno, (select.POLLIN if state & Wait.R else 0) | select.POLLOUT)
+    ready = 0
+    for _, events in poll.poll(0):
+        if events & select.POLLIN:
+            ready |= Ready.R
+        if events & select.POLLOUT:
+            ready |= Ready.W
+    return ready
+
+
+class LoopUnits:
+    """This process's PostgreSQL units of work on its event loop: as many at once as it keeps
+    connections (the pool's command half, `api.db.threads.thread_shares`), each on its own;
+    past them a unit waits on the loop for its turn, which costs nothing.
+
+    The kept connections are pinged after sitting idle and replaced when lost, as
+    `KeptConnection` does. `start` runs on the loop that serves (each worker process has
+    its own, and a test's app starts anew on each client)."""
+
+    def __init__(
+        self, engine: Engine, ping_after_idle_seconds: float = PING_AFTER_IDLE_SECONDS
+    ) -> None:
+        self._engine = engine
+        self._ping_after_idle_seconds = ping_after_idle_seconds
+        self._every: list[KeptConnection] = []
+        self._free: list[KeptConnection] = []
+        self._turns: asyncio.Semaphore | None = None
+        self._connecting: ThreadPoolExecutor | None = None
+
+    def start(self, connections: int) -> None:
+        """Ready `connections` kept connections for this loop's units of work.
+
+        The engine's first connection is opened here, off any turn: SQLAlchemy sets its
+        dialect up on that connection under a thread's lock, and a second unit of work on
+        the same loop would block the whole loop on that lock while the first awaits the
+        database."""
+        self.close()
+        with self._engine.connect():
+            pass
+        losses = Losses()
+        self._every = [
+            KeptConnection(self._engine, self._ping_after_idle_seconds, losses)
+            for _ in range(connections)
+        ]
+        self._free = list(self._every)
+        self._turns = asyncio.Semaphore(connections)
+        self._connecting = ThreadPoolExecutor(connections, "casino-war-connect")
+
+    @property
+    def started(self) -> bool:
+        return self._turns is not None
+
+    async def run(self, work: Callable[[], T]) -> T:
+        """`work()` on the event loop, on a kept connection of its own."""
+        assert self._turns is not None and self._connecting is not None, "not started"
+        async with self._turns:
+            kept = self._free.pop()
+            turn = _TURN.set(_Turn(kept, self._connecting))
+            try:
+                return await greenlet_spawn(work)
+            finally:
+                _TURN.reset(turn)
+                self._free.append(kept)
+
+    def close(self) -> None:
+        """At shutdown, once the server has finished the requests in flight."""
+        for kept in self._every:
+            with suppress(DBAPIError):  # one that cannot close cleanly stops no other
+                kept.close()
+        if self._connecting is not None:
+            self._connecting.shutdown(wait=True)
+        self._every, self._free, self._turns, self._connecting = [], [], None, None
