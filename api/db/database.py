@@ -10,7 +10,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from api.db.kept import SqliteWriter
+from api.db.kept import KeptConnection, SqliteWriter
 from api.db.loop_units import LoopUnits, kept_on_this_turn, open_connections_off_the_loop
 from api.db.threads import in_command_thread
 from api.db.units import joining_session, unit_of_work
@@ -40,8 +40,8 @@ class Database:
         returned. Without that bound a pool opens a connection at every peak and closes it
         again, on PostgreSQL a server process each (`ledger.database.make_engine`); with
         it, PostgreSQL sees a known number of connections per server process. The server
-        never runs more units of work in threads at once than the pool holds
-        (`api.db.threads`), so none of them waits for a connection there. The readiness
+        never runs more units of work at once than the pool holds (`api.db.threads`), so
+        none of them waits for a connection there. The readiness
         probe's connection (`probe`) is outside the pool: one more, while a probe runs."""
         is_sqlite = url.startswith("sqlite")
         writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
@@ -90,7 +90,7 @@ class Database:
         if self.sqlite_writer is not None:
             with self.sqlite_writer.transaction() as session:
                 yield session
-        elif (kept := kept_on_this_turn()) is not None:
+        elif (kept := self._kept_on_this_turn()) is not None:
             with kept.transaction() as session:
                 yield session
         else:
@@ -117,7 +117,7 @@ class Database:
         On the event loop on PostgreSQL the read runs on its turn's kept connection, the same
         way: a token look-up there must not wait on the loop for a connection from the
         pool."""
-        if (kept := kept_on_this_turn()) is not None:
+        if (kept := self._kept_on_this_turn()) is not None:
             with kept.reading() as session:
                 yield session
             return
@@ -130,6 +130,9 @@ class Database:
                 self._end_read(session)
                 raise
             self._end_read(session)
+
+    def _kept_on_this_turn(self) -> KeptConnection | None:
+        return kept_on_this_turn(self.loop_units) if self.loop_units is not None else None
 
     def _end_read(self, session: Session) -> None:
         if self.is_postgresql:  # READ ONLY: there is nothing a COMMIT could keep

@@ -11,7 +11,9 @@ The unit's code stays synchronous: the `Session`, the driver and the ledger are 
 the command line and the executor's threads run. SQLAlchemy's `greenlet_spawn` runs it in a
 greenlet, and where psycopg would block on its socket, `LoopConnection.wait` hands the wait
 to the loop with `await_only`; the loop serves other requests meanwhile. Outside such a unit
-(the executor's threads, the command line) a `LoopConnection` waits as psycopg does.
+(the executor's threads, the command line) a `LoopConnection` waits as psycopg does. The
+loop's readiness callbacks and `select.poll` want a Unix event loop, as the server runs
+(uvloop, or asyncio's on Linux).
 """
 
 import asyncio
@@ -44,6 +46,7 @@ class NestedUnitOfWork(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class _Turn:
+    units: "LoopUnits"
     kept: KeptConnection
     connecting: ThreadPoolExecutor
     """The threads that open a connection: psycopg's `connect` blocks (and resolves the
@@ -53,10 +56,10 @@ class _Turn:
 _TURN: ContextVar[_Turn | None] = ContextVar("casino_war_loop_turn", default=None)
 
 
-def kept_on_this_turn() -> KeptConnection | None:
-    """The connection of the unit of work running on the event loop here, if one is."""
+def kept_on_this_turn(units: "LoopUnits") -> KeptConnection | None:
+    """The connection of `units`' unit of work running on the event loop here, if one is."""
     turn = _TURN.get()
-    if turn is None:
+    if turn is None or turn.units is not units:
         return None
     if turn.kept.in_use:
         raise NestedUnitOfWork("a unit of work on the event loop cannot begin another")
@@ -73,9 +76,20 @@ class LoopConnection(psycopg.Connection[Any]):
         interval: float = 0.1,
         timeout: float | None = None,
     ) -> T:
-        if timeout is None and _TURN.get() is not None:
+        if _TURN.get() is None:
+            return super().wait(gen, interval, timeout)
+        if timeout is not None:  # psycopg's `notifies` alone asks for one; the service never
+            raise RuntimeError("a wait with a timeout is not awaited on the event loop")
+        try:
             return await_only(_waited(gen, self.pgconn.socket))
-        return super().wait(gen, interval, timeout)
+        except BaseException as stopped:
+            if not isinstance(stopped, Exception):
+                # Cancelled halfway through an exchange with the server: the connection's
+                # state is unknown, so it is closed, as psycopg's own wait would have it. The
+                # driver's statements (`ledger.driver`) run past SQLAlchemy, which would not
+                # invalidate it; closed, it is found lost and replaced (`KeptConnection`).
+                self.pgconn.finish()
+            raise
 
 
 def open_connections_off_the_loop(engine: Engine) -> None:
@@ -101,9 +115,8 @@ async def _waited(gen: Generator[Wait, Ready | int, T], fileno: int) -> T:
     """psycopg's generator driven by the loop's readiness callbacks. It sets no timer: the
     statement and lock timeouts are the server's (`api.db.database._timeouts`).
 
-    A task cancelled here leaves the exchange with the server half done; SQLAlchemy then
-    invalidates the connection, as it does on any exception that is not an `Exception`, and
-    the kept connection is replaced before its next unit of work."""
+    A task cancelled here leaves the exchange with the server half done: the connection is
+    then closed (`LoopConnection.wait`)."""
     loop = asyncio.get_running_loop()
     try:
         state = next(gen)
@@ -194,12 +207,20 @@ class LoopUnits:
 
     async def run(self, work: Callable[[], T]) -> T:
         """`work()` on the event loop, on a kept connection of its own."""
-        assert self._turns is not None and self._connecting is not None, "not started"
+        if self._turns is None or self._connecting is None:
+            raise RuntimeError("the units of work on the event loop have not been started")
         async with self._turns:
             kept = self._free.pop()
-            turn = _TURN.set(_Turn(kept, self._connecting))
+            turn = _TURN.set(_Turn(self, kept, self._connecting))
             try:
                 return await greenlet_spawn(work)
+            except Exception as failed:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    # A rollback on the connection the cancellation closed fails on the way
+                    # out: the task still ends as cancelled, as its caller expects.
+                    raise asyncio.CancelledError from failed
+                raise
             finally:
                 _TURN.reset(turn)
                 self._free.append(kept)
@@ -210,5 +231,6 @@ class LoopUnits:
             with suppress(DBAPIError):  # one that cannot close cleanly stops no other
                 kept.close()
         if self._connecting is not None:
-            self._connecting.shutdown(wait=True)
+            # A connection still being opened is not waited for: the loop must not block.
+            self._connecting.shutdown(wait=False, cancel_futures=True)
         self._every, self._free, self._turns, self._connecting = [], [], None, None

@@ -35,8 +35,9 @@ _COMMAND_THREADS = RunVar[ThreadPoolExecutor]("casino_war_command_threads")
 
 
 def thread_shares(pool_size: int) -> tuple[int, int]:
-    """The pool's connections split: (command threads, the executor's threads); a pool of at
-    least two (`Settings.database_pool_size`) leaves each at least one."""
+    """The pool's connections split: (the commands' units of work at once, the executor's
+    threads); a pool of at least two (`Settings.database_pool_size`) leaves each at least
+    one."""
     routes = pool_size // 2
     return pool_size - routes, routes
 

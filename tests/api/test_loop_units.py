@@ -201,6 +201,24 @@ def test_a_unit_of_work_begun_inside_another_on_the_loop_is_refused(
     _assert_the_next_unit_of_work_commits(kept_database, on_the_loop)
 
 
+def test_a_turn_lends_its_connection_to_its_own_database_alone(
+    kept_database: Database, on_the_loop: OnTheLoop
+) -> None:
+    other = Database.connect(kept_database.engine.url.render_as_string(hide_password=False))
+
+    def own_and_other() -> tuple[int, int]:
+        with kept_database.transaction() as session:
+            own = _backend_of(session)
+        with other.transaction() as session:
+            return own, _backend_of(session)
+
+    try:
+        own, others = on_the_loop(own_and_other)
+    finally:
+        other.dispose()
+    assert own != others
+
+
 def test_units_of_work_at_once_each_have_a_kept_connection_of_their_own(
     database: Database,
 ) -> None:
@@ -229,11 +247,9 @@ def test_the_loop_serves_other_work_while_a_unit_of_work_waits_for_the_database(
     assert looping.loop.run_until_complete(other_work_while_it_waits())
 
 
-def test_a_unit_of_work_cancelled_while_waiting_is_rolled_back_and_its_connection_replaced(
-    looping: _Loop,
-) -> None:
-    """Its exchange with the server was cut halfway: SQLAlchemy invalidates the connection,
-    and the next unit of work commits on a new one."""
+def _cancelled_while_waiting(looping: _Loop, wait: Callable[[Session], None]) -> int:
+    """A unit of work that adds a player, then `wait`s on the database and is cancelled
+    meanwhile; the backend it ran on."""
     database = looping.database
     backends: list[int] = []
 
@@ -243,18 +259,46 @@ def test_a_unit_of_work_cancelled_while_waiting_is_rolled_back_and_its_connectio
             session.execute(
                 text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
             )
-            session.execute(text("SELECT pg_sleep(0.3)"))
+            wait(session)
 
-    async def cancelled_while_waiting() -> None:
+    async def cancelled() -> None:
         unit = asyncio.ensure_future(database.run_units(slow_write))
         await asyncio.sleep(0.1)
         unit.cancel()
         with pytest.raises(asyncio.CancelledError):
             await unit
 
-    looping.loop.run_until_complete(cancelled_while_waiting())
+    looping.loop.run_until_complete(cancelled())
+    return backends[0]
+
+
+def _sleep_through_sqlalchemy(session: Session) -> None:
+    session.execute(text("SELECT pg_sleep(0.3)"))
+
+
+def _sleep_on_the_driver(session: Session) -> None:
+    driver_of(session).first(Sql.of("SELECT pg_sleep(0.3)"), {})
+
+
+def _sleep_in_the_commits_pipeline(session: Session) -> None:
+    driver_of(session).execute(Sql.of("SELECT pg_sleep(0.3)"), {})  # sent with the COMMIT
+
+
+@pytest.mark.parametrize(
+    "wait",
+    [_sleep_through_sqlalchemy, _sleep_on_the_driver, _sleep_in_the_commits_pipeline],
+    ids=["sqlalchemy", "driver", "commit-pipeline"],
+)
+def test_a_unit_of_work_cancelled_while_waiting_is_rolled_back_and_its_connection_replaced(
+    looping: _Loop, wait: Callable[[Session], None]
+) -> None:
+    """Its exchange with the server was cut halfway, so the connection is closed, whether
+    the statement went through SQLAlchemy or past it on the driver: the next unit of work
+    commits on a new one."""
+    cut = _cancelled_while_waiting(looping, wait)
+    database = looping.database
     assert _count_players(database) == 0
-    assert looping.run(lambda: _unit_of_work_backend(database)) != backends[0]
+    assert looping.run(lambda: _unit_of_work_backend(database)) != cut
     _assert_the_next_unit_of_work_commits(database, looping.run)
 
 
