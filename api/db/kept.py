@@ -86,6 +86,11 @@ class KeptConnection:
             except Exception:
                 transaction.commit()
                 raise
+            except BaseException as stopped:
+                # Stopped halfway (a cancelled task): the connection's state is unknown, and
+                # a rollback on it would fail and take the whole pool with it.
+                connection.invalidate(stopped)
+                raise
             else:
                 transaction.commit()
             finally:

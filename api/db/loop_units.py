@@ -57,7 +57,9 @@ _TURN: ContextVar[_Turn | None] = ContextVar("casino_war_loop_turn", default=Non
 
 
 def kept_on_this_turn(units: "LoopUnits") -> KeptConnection | None:
-    """The connection of `units`' unit of work running on the event loop here, if one is."""
+    """The connection of `units`' unit of work running on the event loop here, if one is.
+    Another database's unit of work on this turn takes a connection from its own pool, as
+    off the loop: only tests hold two databases in one process."""
     turn = _TURN.get()
     if turn is None or turn.units is not units:
         return None
@@ -84,12 +86,22 @@ class LoopConnection(psycopg.Connection[Any]):
             return await_only(_waited(gen, self.pgconn.socket))
         except BaseException as stopped:
             if not isinstance(stopped, Exception):
-                # Cancelled halfway through an exchange with the server: the connection's
-                # state is unknown, so it is closed, as psycopg's own wait would have it. The
-                # driver's statements (`ledger.driver`) run past SQLAlchemy, which would not
-                # invalidate it; closed, it is found lost and replaced (`KeptConnection`).
-                self.pgconn.finish()
+                self._abandon()
             raise
+
+    def _abandon(self) -> None:
+        """Cut halfway through an exchange with the server (a cancelled task): the server
+        is asked to cancel what it runs, so that a statement still running, and a COMMIT
+        queued behind it in a pipeline, do not go on; then the connection, its state
+        unknown, is closed, found lost and replaced (`KeptConnection`). psycopg's own wait
+        cancels too, and then waits for the outcome, which the loop must not. The request
+        opens a connection of its own, so it goes to the turn's connecting threads."""
+        turn = _TURN.get()
+        with suppress(psycopg.Error, RuntimeError):  # gone already; threads shut down
+            cancel = self.pgconn.get_cancel()
+            if turn is not None:
+                turn.connecting.submit(cancel.cancel)
+        self.pgconn.finish()
 
 
 def open_connections_off_the_loop(engine: Engine) -> None:
@@ -116,7 +128,7 @@ async def _waited(gen: Generator[Wait, Ready | int, T], fileno: int) -> T:
     statement and lock timeouts are the server's (`api.db.database._timeouts`).
 
     A task cancelled here leaves the exchange with the server half done: the connection is
-    then closed (`LoopConnection.wait`)."""
+    then abandoned (`LoopConnection._abandon`)."""
     loop = asyncio.get_running_loop()
     try:
         state = next(gen)
@@ -217,8 +229,10 @@ class LoopUnits:
             except Exception as failed:
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
-                    # A rollback on the connection the cancellation closed fails on the way
-                    # out: the task still ends as cancelled, as its caller expects.
+                    # Cleaning up after a cancellation failed on the connection it closed:
+                    # the task still ends as cancelled, as its caller expects. (Code that
+                    # swallowed a cancellation without `uncancel` would have its later
+                    # failures end so too; none does.)
                     raise asyncio.CancelledError from failed
                 raise
             finally:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
@@ -247,63 +247,129 @@ def test_the_loop_serves_other_work_while_a_unit_of_work_waits_for_the_database(
     assert looping.loop.run_until_complete(other_work_while_it_waits())
 
 
-def _cancelled_while_waiting(looping: _Loop, wait: Callable[[Session], None]) -> int:
-    """A unit of work that adds a player, then `wait`s on the database and is cancelled
-    meanwhile; the backend it ran on."""
+def _activity(database: Database, backend: int) -> str | None:
+    """What `backend` waits for ('' if nothing), or None once it has ended."""
+    with database.prober.connect() as connection:
+        row = connection.execute(
+            text("SELECT coalesce(wait_event, '') FROM pg_stat_activity WHERE pid = :pid"),
+            {"pid": backend},
+        ).first()
+    return None if row is None else str(row[0])
+
+
+def _until(condition: Callable[[], bool], seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.01)
+
+
+Sleep = Callable[[Session], None]
+UnitOfWork = Callable[[Database, Sleep, list[int]], None]
+
+
+def _write_then(database: Database, sleep: Sleep, backends: list[int]) -> None:
+    with database.transaction() as session:
+        backends.append(_backend_of(session))
+        session.execute(
+            text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
+        )
+        sleep(session)
+
+
+def _read_then(database: Database, sleep: Sleep, backends: list[int]) -> None:
+    with database.reading() as session:
+        backends.append(_backend_of(session))
+        sleep(session)
+
+
+def _cancelled_while_sleeping(looping: _Loop, unit_of_work: UnitOfWork, sleep: Sleep) -> int:
+    """A unit of work that `sleep`s in the database (for longer than the test waits) and is
+    cancelled once the server sleeps; the backend it ran on, once that backend has ended."""
     database = looping.database
     backends: list[int] = []
 
-    def slow_write() -> None:
-        with database.transaction() as session:
-            backends.append(_backend_of(session))
-            session.execute(
-                text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
-            )
-            wait(session)
+    def sleeping() -> bool:
+        return bool(backends) and _activity(database, backends[0]) == "PgSleep"
 
     async def cancelled() -> None:
-        unit = asyncio.ensure_future(database.run_units(slow_write))
-        await asyncio.sleep(0.1)
+        unit = asyncio.ensure_future(
+            database.run_units(lambda: unit_of_work(database, sleep, backends))
+        )
+        await asyncio.to_thread(_until, sleeping)
         unit.cancel()
         with pytest.raises(asyncio.CancelledError):
             await unit
 
     looping.loop.run_until_complete(cancelled())
+    _until(lambda: _activity(database, backends[0]) is None)
     return backends[0]
 
 
 def _sleep_through_sqlalchemy(session: Session) -> None:
-    session.execute(text("SELECT pg_sleep(0.3)"))
+    session.execute(text("SELECT pg_sleep(60)"))
 
 
 def _sleep_on_the_driver(session: Session) -> None:
-    driver_of(session).first(Sql.of("SELECT pg_sleep(0.3)"), {})
+    driver_of(session).first(Sql.of("SELECT pg_sleep(60)"), {})
 
 
 def _sleep_in_the_commits_pipeline(session: Session) -> None:
-    driver_of(session).execute(Sql.of("SELECT pg_sleep(0.3)"), {})  # sent with the COMMIT
+    driver_of(session).execute(Sql.of("SELECT pg_sleep(60)"), {})  # sent with the COMMIT
 
 
 @pytest.mark.parametrize(
-    "wait",
-    [_sleep_through_sqlalchemy, _sleep_on_the_driver, _sleep_in_the_commits_pipeline],
-    ids=["sqlalchemy", "driver", "commit-pipeline"],
+    ("unit_of_work", "sleep"),
+    [
+        (_write_then, _sleep_through_sqlalchemy),
+        (_write_then, _sleep_on_the_driver),
+        (_write_then, _sleep_in_the_commits_pipeline),
+        (_read_then, _sleep_through_sqlalchemy),
+        (_read_then, _sleep_on_the_driver),
+    ],
+    ids=[
+        "write-sqlalchemy",
+        "write-driver",
+        "write-commit-pipeline",
+        "read-sqlalchemy",
+        "read-driver",
+    ],
 )
 def test_a_unit_of_work_cancelled_while_waiting_is_rolled_back_and_its_connection_replaced(
-    looping: _Loop, wait: Callable[[Session], None]
+    looping: _Loop, unit_of_work: UnitOfWork, sleep: Sleep
 ) -> None:
-    """Its exchange with the server was cut halfway, so the connection is closed, whether
-    the statement went through SQLAlchemy or past it on the driver: the next unit of work
-    commits on a new one."""
-    cut = _cancelled_while_waiting(looping, wait)
+    """Its exchange with the server was cut halfway, whether the statement went through
+    SQLAlchemy or past it on the driver, or sits in the COMMIT's pipeline: the server is
+    asked to cancel it, so nothing commits, and the connection is closed. The next unit of
+    work commits on a new one, and the pool's other connections stay."""
     database = looping.database
-    assert _count_players(database) == 0
-    assert looping.run(lambda: _unit_of_work_backend(database)) != cut
-    _assert_the_next_unit_of_work_commits(database, looping.run)
+    engine = database.engine
+    with engine.connect(), engine.connect(), engine.connect():
+        pass  # three connections in the pool, opened before the cut
+    with _counting_connections(engine) as opened:
+        cut = _cancelled_while_sleeping(looping, unit_of_work, sleep)
+        assert _count_players(database) == 0
+        assert looping.run(lambda: _unit_of_work_backend(database)) != cut
+        _assert_the_next_unit_of_work_commits(database, looping.run)
+    assert len(opened) == 1  # the cut connection's replacement alone: the pool stayed
 
 
-def _connecting_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("casino-war-connect")]
+@contextmanager
+def _counting_connections(engine: Engine) -> Iterator[list[object]]:
+    opened: list[object] = []
+
+    def _opened(dbapi_connection: object, _record: object) -> None:
+        opened.append(dbapi_connection)
+
+    event.listen(engine, "connect", _opened)
+    try:
+        yield opened
+    finally:
+        event.remove(engine, "connect", _opened)
+
+
+def _connecting_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("casino-war-connect")}
 
 
 def test_a_connection_is_opened_in_a_thread_off_the_loop(
@@ -312,9 +378,31 @@ def test_a_connection_is_opened_in_a_thread_off_the_loop(
     """psycopg's `connect` blocks, up to the connection timeout while a database restarts.
     (The threads that open connections start only when asked to open one.)"""
     kept_database.engine.dispose()  # the pool holds no connection to hand out
-    assert _connecting_threads() == []
+    before = _connecting_threads()
     on_the_loop(lambda: _unit_of_work_backend(kept_database))
-    assert len(_connecting_threads()) == 1
+    assert len(_connecting_threads() - before) == 1
+
+
+def test_units_of_work_are_refused_on_a_loop_that_has_not_started_them(
+    database: Database,
+) -> None:
+    units = LoopUnits(database.engine)
+    with pytest.raises(RuntimeError, match="not been started"):
+        asyncio.run(units.run(lambda: None))
+
+
+def test_a_wait_with_a_timeout_is_refused_on_the_loop(
+    kept_database: Database, on_the_loop: OnTheLoop
+) -> None:
+    """It would block the loop: psycopg's `notifies` alone asks for one."""
+
+    def listen_a_moment() -> None:
+        with kept_database.transaction() as session:
+            driver_connection: Any = session.connection().connection.driver_connection
+            list(driver_connection.notifies(timeout=0.01))
+
+    with pytest.raises(RuntimeError, match="timeout is not awaited"):
+        on_the_loop(listen_a_moment)
 
 
 def test_a_read_on_the_kept_connection_refuses_writes(
