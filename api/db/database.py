@@ -41,8 +41,8 @@ class Database:
         again, on PostgreSQL a server process each (`ledger.database.make_engine`); with
         it, PostgreSQL sees a known number of connections per server process. The server
         never runs more units of work at once than the pool holds (`api.db.threads`), so
-        none of them waits for a connection there. The readiness
-        probe's connection (`probe`) is outside the pool: one more, while a probe runs."""
+        none of them waits for a connection there. The readiness probe's connection
+        (`probe`) is outside the pool: one more, while a probe runs."""
         is_sqlite = url.startswith("sqlite")
         writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
         engine = make_engine(

@@ -3,9 +3,9 @@ open, with psycopg's waits for its socket awaited on the loop.
 
 A unit of work in a command thread cost a hop to the thread and back, and the interpreter's
 lock passed between the loop and the threads at every round trip. On the loop it costs about
-the same CPU, but a hand waits less for its turn: served, 1.12-1.14 times the hands a second
-of the command threads, and 0.83-0.97 of PostgreSQL's CPU a hand (docs/performance-log.md,
-"Hashes by msgspec, perf beside the prototype, units on the loop").
+the same CPU (0.97-0.98 of the threads'), but a hand waits less for its turn: served, 1.06
+and 1.11 times the hands a second of the command threads (the prototype 1.12-1.14;
+docs/performance-log.md, "PostgreSQL's units of work on the event loop").
 
 The unit's code stays synchronous: the `Session`, the driver and the ledger are the same code
 the command line and the executor's threads run. SQLAlchemy's `greenlet_spawn` runs it in a
