@@ -392,13 +392,8 @@ def driving(session: Session, connection: Connection) -> Iterator[Driver]:
     session.info[_PINNED] = driver
     try:
         yield driver
-    except BaseException as stopped:
+    except BaseException:
         driver.drop_queued()  # the transaction is being rolled back
-        if not isinstance(stopped, Exception) and not connection.invalidated:
-            # Stopped halfway (a cancelled task, an interrupt): the connection's state is
-            # unknown, so it goes, as SQLAlchemy has it go after its own statements. Its
-            # rollback would fail and, as a lost connection, take the whole pool with it.
-            connection.invalidate(stopped)
         raise
     finally:
         del session.info[_PINNED]

@@ -33,11 +33,20 @@ def unit_of_work(connection: Connection, session: Session) -> Iterator[Session]:
     refused instead of returning as if it had committed."""
     try:
         with connection.begin() as transaction, driving(session, connection) as driver:
-            yield session
-            session.flush()
-            if not transaction.is_active:
-                raise PendingRollbackError("the unit of work was rolled back inside it")
-            driver.commit()  # on PostgreSQL with the writes still queued: one round trip
+            try:
+                yield session
+                session.flush()
+                if not transaction.is_active:
+                    raise PendingRollbackError("the unit of work was rolled back inside it")
+                driver.commit()  # on PostgreSQL with the writes still queued: one round trip
+            except BaseException as stopped:
+                if not isinstance(stopped, Exception):
+                    # Stopped halfway (a cancelled task, an interrupt): the connection's state
+                    # is unknown, so it goes, as SQLAlchemy has it go after its own statements.
+                    # The driver's run past SQLAlchemy; a rollback would fail and, as a lost
+                    # connection, take the whole pool with it.
+                    connection.invalidate(stopped)
+                raise
     finally:
         session.close()  # what it loaded goes: the next unit of work starts empty
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import httpx
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
+from sqlalchemy import Engine, event
 
 from api.app import create_app
 from api.db.database import Database
@@ -23,6 +25,21 @@ from api.settings import Settings
 from tests.ports import free_port
 
 _keys = itertools.count()
+
+
+@contextmanager
+def counting_connections(engine: Engine) -> Iterator[list[object]]:
+    """The DBAPI connections `engine` opens while the block runs."""
+    opened: list[object] = []
+
+    def _opened(dbapi_connection: object, _record: object) -> None:
+        opened.append(dbapi_connection)
+
+    event.listen(engine, "connect", _opened)
+    try:
+        yield opened
+    finally:
+        event.remove(engine, "connect", _opened)
 
 
 def new_key() -> str:

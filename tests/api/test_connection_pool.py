@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from litestar.testing import TestClient
-from sqlalchemy import Connection, Engine, event, text
+from sqlalchemy import Connection, Engine, text
 
 from api.app import create_app
 from api.db.database import Database
@@ -24,21 +24,7 @@ from api.db.threads import (
 from api.domain.tokens.service import Role
 from api.http.health import probe_turns
 from api.settings import Settings
-from tests.api.conftest import issue_test_token
-
-
-@contextmanager
-def _counting_connections(engine: Engine) -> Iterator[list[object]]:
-    opened: list[object] = []
-
-    def _opened(dbapi_connection: object, _record: object) -> None:
-        opened.append(dbapi_connection)
-
-    event.listen(engine, "connect", _opened)
-    try:
-        yield opened
-    finally:
-        event.remove(engine, "connect", _opened)
+from tests.api.conftest import counting_connections, issue_test_token
 
 
 def _units_of_work_at_once(database: Database, count: int) -> None:
@@ -68,7 +54,7 @@ def test_as_many_units_of_work_at_once_as_the_pool_keeps_reuse_its_connections(
     # Seven: past SQLAlchemy's default of five, which would open and close the other two.
     database = Database.connect(database_url, pool_size=7)
     try:
-        with _counting_connections(database.engine) as opened:
+        with counting_connections(database.engine) as opened:
             for _ in range(3):
                 _units_of_work_at_once(database, 7)
         assert len(opened) == 7
@@ -103,7 +89,7 @@ def test_a_unit_of_work_past_the_pool_waits_for_a_connection_instead_of_opening_
         with database.transaction():
             pass  # SQLite's writer takes, and keeps, the connection of its own
         with _every_pooled_connection_held(database.engine) as held:
-            with _counting_connections(database.engine) as opened:
+            with counting_connections(database.engine) as opened:
                 waiting = threading.Thread(target=_units_of_work_at_once, args=(database, 1))
                 waiting.start()
                 waiting.join(timeout=0.5)

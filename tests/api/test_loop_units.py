@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
@@ -28,7 +28,13 @@ from api.db.threads import thread_shares
 from api.settings import Settings
 from ledger.database import normalize_url
 from ledger.driver import Sql, driver_of
-from tests.api.conftest import Caller, new_player, play_until, standard_table_id
+from tests.api.conftest import (
+    Caller,
+    counting_connections,
+    new_player,
+    play_until,
+    standard_table_id,
+)
 from tests.conftest import POSTGRES_URL_VARIABLE
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
@@ -346,26 +352,12 @@ def test_a_unit_of_work_cancelled_while_waiting_is_rolled_back_and_its_connectio
     engine = database.engine
     with engine.connect(), engine.connect(), engine.connect():
         pass  # three connections in the pool, opened before the cut
-    with _counting_connections(engine) as opened:
+    with counting_connections(engine) as opened:
         cut = _cancelled_while_sleeping(looping, unit_of_work, sleep)
         assert _count_players(database) == 0
         assert looping.run(lambda: _unit_of_work_backend(database)) != cut
         _assert_the_next_unit_of_work_commits(database, looping.run)
     assert len(opened) == 1  # the cut connection's replacement alone: the pool stayed
-
-
-@contextmanager
-def _counting_connections(engine: Engine) -> Iterator[list[object]]:
-    opened: list[object] = []
-
-    def _opened(dbapi_connection: object, _record: object) -> None:
-        opened.append(dbapi_connection)
-
-    event.listen(engine, "connect", _opened)
-    try:
-        yield opened
-    finally:
-        event.remove(engine, "connect", _opened)
 
 
 def _connecting_threads() -> set[threading.Thread]:
