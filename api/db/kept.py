@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, RootTransaction
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
-from api.db.units import joining_session, unit_of_work
+from api.db.units import invalidate_if_cut, joining_session, unit_of_work
 from ledger.database import found_lost
 
 
@@ -87,9 +87,7 @@ class KeptConnection:
                 transaction.commit()
                 raise
             except BaseException as stopped:
-                # Stopped halfway (a cancelled task): the connection's state is unknown, and
-                # a rollback on it would fail and take the whole pool with it.
-                connection.invalidate(stopped)
+                invalidate_if_cut(connection, stopped)
                 raise
             else:
                 transaction.commit()

@@ -78,7 +78,8 @@ class LoopConnection(psycopg.Connection[Any]):
         interval: float = 0.1,
         timeout: float | None = None,
     ) -> T:
-        if _TURN.get() is None:
+        turn = _TURN.get()
+        if turn is None:
             return super().wait(gen, interval, timeout)
         if timeout is not None:  # psycopg's `notifies` alone asks for one; the service never
             raise RuntimeError("a wait with a timeout is not awaited on the event loop")
@@ -86,21 +87,18 @@ class LoopConnection(psycopg.Connection[Any]):
             return await_only(_waited(gen, self.pgconn.socket))
         except BaseException as stopped:
             if not isinstance(stopped, Exception):
-                self._abandon()
+                self._abandon(turn.connecting)
             raise
 
-    def _abandon(self) -> None:
+    def _abandon(self, connecting: ThreadPoolExecutor) -> None:
         """Cut halfway through an exchange with the server (a cancelled task): the server
         is asked to cancel what it runs, so that a statement still running, and a COMMIT
         queued behind it in a pipeline, do not go on; then the connection, its state
         unknown, is closed, found lost and replaced (`KeptConnection`). psycopg's own wait
         cancels too, and then waits for the outcome, which the loop must not. The request
         opens a connection of its own, so it goes to the turn's connecting threads."""
-        turn = _TURN.get()
         with suppress(psycopg.Error, RuntimeError):  # gone already; threads shut down
-            cancel = self.pgconn.get_cancel()
-            if turn is not None:
-                turn.connecting.submit(cancel.cancel)
+            connecting.submit(self.pgconn.get_cancel().cancel)
         self.pgconn.finish()
 
 

@@ -40,15 +40,20 @@ def unit_of_work(connection: Connection, session: Session) -> Iterator[Session]:
                     raise PendingRollbackError("the unit of work was rolled back inside it")
                 driver.commit()  # on PostgreSQL with the writes still queued: one round trip
             except BaseException as stopped:
-                if not isinstance(stopped, Exception):
-                    # Stopped halfway (a cancelled task, an interrupt): the connection's state
-                    # is unknown, so it goes, as SQLAlchemy has it go after its own statements.
-                    # The driver's run past SQLAlchemy; a rollback would fail and, as a lost
-                    # connection, take the whole pool with it.
-                    connection.invalidate(stopped)
+                invalidate_if_cut(connection, stopped)
                 raise
     finally:
         session.close()  # what it loaded goes: the next unit of work starts empty
+
+
+def invalidate_if_cut(connection: Connection, stopped: BaseException) -> None:
+    """A unit of work stopped halfway (a cancelled task, an interrupt, anything not an
+    `Exception`) leaves its connection in a state nobody knows, so the connection goes, as
+    SQLAlchemy has it go after its own statements. The driver's statements run past
+    SQLAlchemy: left to the rollback, which would fail, the connection would count as lost
+    and take the whole pool with it."""
+    if not isinstance(stopped, Exception):
+        connection.invalidate(stopped)
 
 
 @contextmanager
