@@ -10,8 +10,10 @@ as it is, and sends the same bytes.
 A request takes this path only where every check the framework would make is known to
 pass: a POST to exactly the command's path, with no query string; a JSON body that
 `body_refusal` accepts and the command's request model validates; an Idempotency-Key the
-route's parameter accepts; a token the authenticator has in memory, of a role the command
-serves; no cross-origin request where CORS is configured. Anything else goes on to Litestar
+route's parameter accepts; a token the authenticator accepts (from memory, or looked up as
+the framework's guard looks it up: a player who plays a hand every few seconds finds their
+token gone from memory each time), of a role the command serves; no cross-origin request
+where CORS is configured. Anything else goes on to Litestar
 with the body it came with, so every refusal of the request itself is the framework's own;
 what the command answers, its refusals included, is the `Answer` the route would send,
 encoded as Litestar encodes it (msgspec), with the same headers: the path sits inside
@@ -71,7 +73,6 @@ def hot_path(app: ASGIApp, commands: Sequence[HotCommand], state: State) -> ASGI
     authenticator: Authenticator = state.authenticator
     runner: Idempotency = state.idempotency
     settings: Settings = state.settings
-    cross_origin_checked = bool(settings.cors_allowed_origins)
 
     async def serve(scope: Scope, receive: Receive, send: Send) -> None:
         # websockets and lifespan have no method
@@ -86,62 +87,67 @@ def hot_path(app: ASGIApp, commands: Sequence[HotCommand], state: State) -> ASGI
             await app(scope, receive, send)
             return
         body = await read_body(receive)
-        headers = _single_headers(scope["headers"])
-        call = None
-        if headers is not None and not (cross_origin_checked and b"origin" in headers):
-            call = _accepted(command, matched, body, headers, scope, authenticator, settings)
-        if call is None:
-            await app(scope, replay_body(body), send)
-            return
-        key, request = call
         try:
-            payload = request.body.model_dump(mode="json")
-            answer = await runner.execute(
-                request.principal,
-                key,
-                # The path as Litestar's `request.url.path` spells it, so that a retry
-                # served by either path is the same request.
-                idempotency.fingerprint(
-                    "POST", scope.get("root_path", "") + scope["path"], payload
-                ),
-                command.operation(request),
-                status_code=command.status_code,
-            )
+            call = await _accepted(command, matched, body, scope, authenticator, settings)
+            answer = None if call is None else await _answered(runner, command, scope, *call)
         except Exception as error:  # as the framework's exception handlers answer it
             answer = problem_answer(problem_of(error))
+        if answer is None:
+            await app(scope, replay_body(body), send)
+            return
         await _send(answer, send)
 
     return serve
 
 
-def _accepted(
+async def _answered(
+    runner: Idempotency, command: HotCommand, scope: Scope, key: str, call: HotCall
+) -> Answer:
+    return await runner.execute(
+        call.principal,
+        key,
+        # The path as Litestar's `request.url.path` spells it, so that a retry served by
+        # either path is the same request.
+        idempotency.fingerprint(
+            "POST", scope.get("root_path", "") + scope["path"], call.body.model_dump(mode="json")
+        ),
+        command.operation(call),
+        status_code=command.status_code,
+    )
+
+
+async def _accepted(
     command: HotCommand,
     matched: re.Match[str],
     body: bytes,
-    headers: dict[bytes, bytes],
     scope: Scope,
     authenticator: Authenticator,
     settings: Settings,
 ) -> tuple[str, HotCall] | None:
     """The key and the call, where Litestar would accept the request as it is; None where
-    it would do anything else."""
+    it would do anything else. The caller is checked last: a token not in memory costs a
+    look-up in the database (whose outage is answered as the framework's guard answers
+    it), which a request the framework will refuse anyway should not make."""
+    headers = _single_headers(scope["headers"])
+    if headers is None or (settings.cors_allowed_origins and b"origin" in headers):
+        return None
     path_ids = _ids(matched.groups())
     key = headers.get(_KEY_HEADER, b"").decode("latin-1")
     if path_ids is None or not body or not _acceptable_key(key):
         return None
     if body_refusal(headers.get(b"content-type"), body) is not None:
         return None
-    client = scope.get("client")
-    address = client[0] if client else "unknown"
-    authorization = headers.get(b"authorization")
-    principal = authenticator.known_caller(
-        authorization.decode("latin-1") if authorization is not None else None, address
-    )
-    if principal is None or principal.role not in command.roles:
-        return None
     try:
         data = command.body.model_validate(msgspec.json.decode(body))
     except (msgspec.DecodeError, ValidationError):
+        return None
+    client = scope.get("client")
+    address = client[0] if client else "unknown"
+    authorization = headers.get(b"authorization")
+    principal = await authenticator.known_caller(
+        authorization.decode("latin-1") if authorization is not None else None, address
+    )
+    if principal is None or principal.role not in command.roles:
         return None
     return key, HotCall(path_ids, data, principal, settings)
 

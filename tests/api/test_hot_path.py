@@ -210,6 +210,33 @@ def test_a_request_the_framework_would_accept_never_reaches_it(
     assert framework.posted == []
 
 
+def test_a_caller_whose_token_is_not_in_memory_is_served_by_the_hot_path(
+    recording: tuple[Recording, TestClient[Litestar]], settings: Settings
+) -> None:
+    framework, client = recording
+    operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
+    player, _ = new_player(operator, deposit=10_000)  # the player's token is never used yet
+    table_id = standard_table_id(operator)
+    framework.posted.clear()
+    assert player.post("/v1/hands", {"table_id": table_id, "bet": 100}).status_code == 201
+    assert framework.posted == []
+
+
+def test_a_revoked_token_not_in_memory_goes_to_the_framework_which_refuses_it(
+    recording: tuple[Recording, TestClient[Litestar]], settings: Settings
+) -> None:
+    framework, client = recording
+    operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
+    player, player_id = new_player(operator, deposit=10_000)
+    (token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
+    operator.post(f"/v1/tokens/{token['id']}/revoke")
+    table_id = standard_table_id(operator)
+    framework.posted.clear()
+    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
+    assert refused.status_code == 401 and refused.json()["code"] == "token_revoked"
+    assert framework.posted == ["/v1/hands"]
+
+
 @pytest.mark.parametrize(
     ("request_", "status"),
     [

@@ -57,6 +57,23 @@ def test_postgresql_unreachable_is_a_503_and_the_service_recovers(
         assert operator.post("/v1/players", {"display_name": "after"}).status_code == 201
 
 
+def test_a_hand_whose_token_must_be_looked_up_during_an_outage_is_a_503(
+    proxied_postgres: tuple[str, CuttableProxy],
+) -> None:
+    url, proxy = proxied_postgres
+    settings = Settings(database_url=url, database_timeout_seconds=3)
+    with TestClient(app=create_app(settings)) as client:
+        operator = _operator(client, url)
+        created = operator.post("/v1/players", {"display_name": "never seen"}).json()
+        table_id = operator.get("/v1/tables").json()["items"][0]["id"]
+        player = Caller(client, created["token"])  # not in the authenticator's memory
+        proxy.cut()
+        refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
+        assert refused.status_code == 503
+        assert refused.json()["code"] == "service_unavailable"
+        assert "cw_" not in refused.text
+
+
 def test_a_sqlite_database_locked_past_the_timeout_is_a_503_and_moves_nothing(
     database_url: str,
 ) -> None:

@@ -179,22 +179,22 @@ class Authenticator:
         the event loop may call it (a malformed header is refused here too)."""
         return self._fresh(_presented_hash(authorization))
 
-    def known_caller(self, authorization: str | None, address: str) -> Principal | None:
-        """The caller `resolve` would answer with from memory, or None wherever it would do
-        anything else (a throttled address, a token not in memory, a refusal). It counts no
-        failure, so the request can still go through `resolve` afterwards."""
+    async def known_caller(self, authorization: str | None, address: str) -> Principal | None:
+        """The caller `resolve` would answer with, from memory or looked up, or None
+        wherever it would refuse (a throttled address, an unknown, revoked or expired token,
+        a malformed header). It counts no failure, so a refused request can still go
+        through `resolve` afterwards, which refuses it and counts the failure."""
         if self._throttle.retry_after(address) is not None:
             return None
         try:
-            return self.remembered(authorization)
+            return await self._principal_on_loop(authorization)
         except Unauthenticated:
             return None
 
     async def resolve(self, authorization: str | None, address: str = "unknown") -> Principal:
-        """`principal` from the event loop: from memory when it can, else as a unit of
-        work off the request (`Database.run_units`). Every request authenticates, and a
-        look-up in the database costs far more than the dictionary look-up that answers
-        nearly all of them.
+        """`principal` from the event loop. Every request authenticates, and a look-up in
+        the database costs far more than the dictionary look-up that answers nearly all of
+        them.
 
         A client address that failed too often lately is refused before anything else
         (429), and every failure counts against it."""
@@ -202,15 +202,19 @@ class Authenticator:
         if retry_after is not None:
             raise Throttled(retry_after)
         try:
-            known = self.remembered(authorization)
-            if known is not None:
-                return known
-            looked_up = await self._database.run_units(partial(self.principal, authorization))
+            return await self._principal_on_loop(authorization)
         except Unauthenticated:
             if self._throttle.failed(address):
                 await self._database.run_units(partial(self._record_burst, address))
             raise
-        return looked_up
+
+    async def _principal_on_loop(self, authorization: str | None) -> Principal:
+        """From memory when it can, else as a unit of work off the request
+        (`Database.run_units`)."""
+        known = self.remembered(authorization)
+        if known is not None:
+            return known
+        return await self._database.run_units(partial(self.principal, authorization))
 
     def _record_burst(self, address: str) -> None:
         # Imported here: the events log names tokens, so it imports this module.
