@@ -15,6 +15,7 @@ from api.db.loop_units import LoopUnits, kept_on_this_turn, open_connections_off
 from api.db.threads import in_command_thread
 from api.db.units import joining_session, unit_of_work
 from ledger.database import POOL_SIZE, make_engine
+from ledger.driver import Driver, driver_of
 
 T = TypeVar("T")
 
@@ -130,6 +131,18 @@ class Database:
                 self._end_read(session)
                 raise
             self._end_read(session)
+
+    @contextmanager
+    def reading_alone(self) -> Iterator[Driver]:
+        """A driver for reads of one statement each, which need no transaction around them:
+        on the event loop on PostgreSQL each runs alone, one round trip
+        (`KeptConnection.alone`); elsewhere inside a read as `reading` runs one."""
+        if (kept := self._kept_on_this_turn()) is not None:
+            with kept.alone() as driver:
+                yield driver
+            return
+        with self.reading() as session:
+            yield driver_of(session)
 
     def _kept_on_this_turn(self) -> KeptConnection | None:
         return kept_on_this_turn(self.loop_units) if self.loop_units is not None else None

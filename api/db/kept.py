@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from api.db.units import invalidate_if_cut, joining_session, unit_of_work
 from ledger.database import found_lost
+from ledger.driver import Driver
 
 
 class Losses:
@@ -93,6 +94,26 @@ class KeptConnection:
                 transaction.commit()
             finally:
                 self._end_read(connection, driver_connection, transaction, session)
+
+    @contextmanager
+    def alone(self) -> Iterator[Driver]:
+        """A driver whose statements each run alone, in no transaction (psycopg's
+        autocommit): a single read is its own snapshot, in one round trip where a READ ONLY
+        transaction takes three (BEGIN, the read, COMMIT). A token looked up so cost the
+        server 0.21-0.25 of its CPU through the ORM in such a transaction
+        (docs/performance-log.md, "A token looked up on the hot path"). Whatever happens,
+        the connection is left out of autocommit, or replaced."""
+        with self._taken() as (connection, _):
+            driver_connection: Any = connection.connection.driver_connection
+            driver_connection.autocommit = True
+            try:
+                yield Driver(connection)
+            except BaseException as stopped:
+                invalidate_if_cut(connection, stopped)
+                raise
+            finally:
+                if not _is_lost(connection):
+                    driver_connection.autocommit = False
 
     def close(self) -> None:
         if self._connection is not None:

@@ -419,6 +419,48 @@ def test_a_unit_of_work_after_a_refused_write_in_a_read_commits(
     _assert_the_next_unit_of_work_commits(kept_database, on_the_loop)
 
 
+def _read_alone_in_transaction(database: Database) -> bool:
+    """Whether a read alone found itself inside a transaction."""
+    with database.reading_alone() as driver:
+        return bool(driver.scalar(Sql.of("SELECT now() <> statement_timestamp()"), {}))
+
+
+def test_a_read_alone_on_the_loop_runs_in_no_transaction(
+    kept_database: Database, on_the_loop: OnTheLoop
+) -> None:
+    """In a transaction `now()` is when it began, earlier than the statement; alone they
+    are the same moment."""
+    assert on_the_loop(lambda: _read_alone_in_transaction(kept_database)) is False
+
+
+def test_a_unit_of_work_after_a_read_alone_is_one_transaction_again(
+    kept_database: Database, on_the_loop: OnTheLoop
+) -> None:
+    def read_then_fail_a_write() -> None:
+        _read_alone_in_transaction(kept_database)
+        with kept_database.transaction() as session:
+            session.execute(
+                text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
+            )
+            session.execute(text("SELECT 1 / 0"))
+
+    with pytest.raises(DBAPIError, match="division by zero"):
+        on_the_loop(read_then_fail_a_write)
+    assert _count_players(kept_database) == 0
+
+
+def test_a_read_alone_that_fails_leaves_the_kept_connection_ready_for_a_unit_of_work(
+    kept_database: Database, on_the_loop: OnTheLoop
+) -> None:
+    def failing_read() -> None:
+        with kept_database.reading_alone() as driver:
+            driver.first(Sql.of("SELECT 1 / 0"), {})
+
+    with pytest.raises(DBAPIError, match="division by zero"):
+        on_the_loop(failing_read)
+    _assert_the_next_unit_of_work_commits(kept_database, on_the_loop)
+
+
 def test_a_read_refused_on_the_way_ends_by_commit(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
