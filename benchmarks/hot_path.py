@@ -40,13 +40,25 @@ def _meters(server: servers.Server, *, postgresql: bool = False) -> dict[str, cp
     return meters
 
 
+def service_env(
+    database_url: str, hot: str, token_cache_seconds: float | None = None
+) -> dict[str, str]:
+    """The settings a variant of the service is served with. A `token_cache_seconds` of a
+    millisecond has every request look its caller's token up, as the requests of players
+    who pause between hands do (the loaded clients play without a pause, and their tokens
+    are nearly always in memory)."""
+    env = {"CASINO_WAR_DATABASE_URL": database_url, "CASINO_WAR_HOT_PATH": hot}
+    if token_cache_seconds is not None:
+        env["CASINO_WAR_TOKEN_CACHE_SECONDS"] = str(token_cache_seconds)
+    return env
+
+
 def _launched(
-    stack: ExitStack, database_url: str, workers: int, hot: str, checkout: Path | None = None
+    stack: ExitStack, env: dict[str, str], workers: int, checkout: Path | None = None
 ) -> servers.Server:
     """`casino-war serve`: this checkout's, or that of `checkout` (run from its own `.venv`)."""
     script = [str(checkout / ".venv" / "bin" / "casino-war")] if checkout else None
     command = [*(script or servers.casino_war_command()), "serve", "--workers", str(workers)]
-    env = {"CASINO_WAR_DATABASE_URL": database_url, "CASINO_WAR_HOT_PATH": hot}
     server = stack.enter_context(servers.launched(command, env, "/ready"))
     server.wait_ready()
     return server
@@ -109,10 +121,12 @@ def measure(
     plan: Plan,
     rounds: int,
     baseline: Path | None = None,
+    token_cache_seconds: float | None = None,
 ) -> dict[str, Any]:
     """Server CPU per hand (ms) of each variant and per do-nothing request, every round, with
     hands/s and, on PostgreSQL, the database's CPU per hand; with `baseline`, also of that
-    checkout's hot path (an earlier build, say)."""
+    checkout's hot path (an earlier build, say); with `token_cache_seconds`, the service's
+    variants remember a token that long (`service_env`)."""
     clients = plan.history_clients
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
     with ExitStack() as stack:
@@ -124,7 +138,8 @@ def measure(
             launches.append(("baseline", "true", baseline))
         for name, hot, checkout in launches:
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
-            server = _launched(stack, url, workers, hot, checkout)
+            env = service_env(url, hot, token_cache_seconds)
+            server = _launched(stack, env, workers, checkout)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
         for name, prototype in _PROTOTYPES.items():
             if database in prototype.databases:
@@ -157,6 +172,7 @@ def measure(
     medians = {name: stats.median(values) for name, values in per_round.items()}
     return {
         "database": database,
+        "token_cache_seconds": token_cache_seconds,
         "workers": workers,
         "clients": clients,
         "rounds": rounds,
@@ -210,17 +226,36 @@ def main(argv: list[str] | None = None) -> None:
             "by this checkout, so both must share the api_tokens table's shape"
         ),
     )
+    parser.add_argument(
+        "--token-cache-seconds",
+        type=float,
+        help="how long the service's variants remember a token: 0.001 has every request "
+        "look its token up, as the requests of players who pause between hands do",
+    )
     options = parser.parse_args(argv)
     plan = replace(FULL, duration_seconds=options.seconds)
     results = []
     if not options.no_sqlite:
-        results.append(measure("sqlite", None, plan, options.rounds, options.baseline))
+        results.append(
+            measure(
+                "sqlite", None, plan, options.rounds, options.baseline, options.token_cache_seconds
+            )
+        )
     if not options.no_postgres:
         postgres, reason = scratch.find_postgres(scratch.admin_url(options.postgres_url))
         if postgres is None:
             print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
         else:
-            results.append(measure("postgresql", postgres, plan, options.rounds, options.baseline))
+            results.append(
+                measure(
+                    "postgresql",
+                    postgres,
+                    plan,
+                    options.rounds,
+                    options.baseline,
+                    options.token_cache_seconds,
+                )
+            )
     json.dump(results, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from benchmarks import bare_hand, servers
-from benchmarks.hot_path import Prototype, measure
+from benchmarks.hot_path import Prototype, measure, service_env
 from benchmarks.plan import TINY
 from tests.benchmarks.postgres import postgres_server
 
@@ -53,3 +53,9 @@ def test_a_baseline_checkout_is_loaded_beside_the_others_with_its_ratios() -> No
 def test_indexes_are_dropped_from_a_sqlite_prototype_only() -> None:
     with pytest.raises(ValueError, match="SQLite"):
         Prototype(bare_hand.serving, ("postgresql",), dropped_indexes=("ix_hands_table_id",))
+
+
+def test_a_token_cache_given_reaches_the_services_settings() -> None:
+    env = service_env("sqlite:///x.db", "true", token_cache_seconds=0.001)
+    assert env["CASINO_WAR_TOKEN_CACHE_SECONDS"] == "0.001"
+    assert "CASINO_WAR_TOKEN_CACHE_SECONDS" not in service_env("sqlite:///x.db", "true")
