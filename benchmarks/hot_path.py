@@ -210,6 +210,15 @@ def _note_threads(threads: dict[str, list[float | None]], point: dict[str, Any])
         values.append(point["cpu_ms_per_unit"][kind])
 
 
+def _token_cache_seconds(given: str) -> float:
+    """What the service's settings accept (`Settings.token_cache_seconds`), refused here
+    rather than by servers that then never come up."""
+    seconds = float(given)
+    if not 0 < seconds <= 3600:
+        raise argparse.ArgumentTypeError("a token cache is more than 0 and at most 3600 s")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hot_path", description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
@@ -228,7 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--token-cache-seconds",
-        type=float,
+        type=_token_cache_seconds,
         help="how long the service's variants remember a token: 0.001 has every request "
         "look its token up, as the requests of players who pause between hands do",
     )

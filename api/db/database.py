@@ -10,12 +10,12 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import NullPool
 
-from api.db.kept import KeptConnection, SqliteWriter
+from api.db.kept import KeptConnection, Reads, SqliteWriter
 from api.db.loop_units import LoopUnits, kept_on_this_turn, open_connections_off_the_loop
 from api.db.threads import in_command_thread
 from api.db.units import joining_session, unit_of_work
 from ledger.database import POOL_SIZE, make_engine
-from ledger.driver import Driver, driver_of
+from ledger.driver import driver_of
 
 T = TypeVar("T")
 
@@ -116,8 +116,7 @@ class Database:
         at will. Only a read the database failed rolls back, as it must.
 
         On the event loop on PostgreSQL the read runs on its turn's kept connection, the same
-        way: a token look-up there must not wait on the loop for a connection from the
-        pool."""
+        way: a read there must not wait on the loop for a connection from the pool."""
         if (kept := self._kept_on_this_turn()) is not None:
             with kept.reading() as session:
                 yield session
@@ -133,10 +132,10 @@ class Database:
             self._end_read(session)
 
     @contextmanager
-    def reading_alone(self) -> Iterator[Driver]:
-        """A driver for reads of one statement each, which need no transaction around them:
-        on the event loop on PostgreSQL each runs alone, one round trip
-        (`KeptConnection.alone`); elsewhere inside a read as `reading` runs one."""
+    def reading_alone(self) -> Iterator[Reads]:
+        """Reads of one statement each, which need no transaction around them: on the event
+        loop on PostgreSQL each runs alone, one round trip (`KeptConnection.alone`);
+        elsewhere inside a read as `reading` runs one."""
         if (kept := self._kept_on_this_turn()) is not None:
             with kept.alone() as driver:
                 yield driver

@@ -9,9 +9,10 @@ kept connection"; "A connection kept by each command thread").
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from psycopg.pq import TransactionStatus
 from sqlalchemy import Connection, Engine, RootTransaction
@@ -20,7 +21,21 @@ from sqlalchemy.orm import Session
 
 from api.db.units import invalidate_if_cut, joining_session, unit_of_work
 from ledger.database import found_lost
-from ledger.driver import Driver
+from ledger.driver import Driver, Row, Sql
+
+
+class Reads(Protocol):
+    """The reads of a driver (`ledger.driver.Driver`), and nothing that writes: what reads
+    that stand alone need (`KeptConnection.alone`, `api.db.database.Database.reading_alone`),
+    where a write would have no transaction of its own to go in."""
+
+    def first(self, sql: Sql, parameters: Mapping[str, Any]) -> Row | None: ...
+
+    def scalar(self, sql: Sql, parameters: Mapping[str, Any]) -> Any: ...
+
+    def all(self, sql: Sql, parameters: Mapping[str, Any]) -> Sequence[Row]: ...
+
+    def read_time(self, stored: Any) -> datetime: ...
 
 
 class Losses:
@@ -96,24 +111,28 @@ class KeptConnection:
                 self._end_read(connection, driver_connection, transaction, session)
 
     @contextmanager
-    def alone(self) -> Iterator[Driver]:
-        """A driver whose statements each run alone, in no transaction (psycopg's
-        autocommit): a single read is its own snapshot, in one round trip where a READ ONLY
-        transaction takes three (BEGIN, the read, COMMIT). A token looked up so cost 190-220
-        µs of CPU in process, against 650-825 through the ORM in such a transaction
+    def alone(self) -> Iterator[Reads]:
+        """Reads that each run alone, in no transaction (psycopg's autocommit): a single
+        read is its own snapshot, in one round trip where a READ ONLY transaction takes
+        three (BEGIN, the read, COMMIT). A token looked up so cost 190-220 µs of CPU in
+        process, against 650-825 through the ORM in such a transaction
         (docs/performance-log.md, "A token looked up on the hot path"). Whatever happens,
-        the connection is left out of autocommit, or replaced."""
+        the connection is left out of autocommit, or replaced: a unit of work on a
+        connection left in autocommit would commit statement by statement."""
         with self._taken() as (connection, _):
             driver_connection: Any = connection.connection.driver_connection
-            driver_connection.autocommit = True
+            try:
+                driver_connection.autocommit = True
+            except Exception:
+                connection.invalidate()
+                raise
             try:
                 yield Driver(connection)
             except BaseException as stopped:
                 invalidate_if_cut(connection, stopped)
                 raise
             finally:
-                if not _is_lost(connection):
-                    driver_connection.autocommit = False
+                _leave_autocommit(connection, driver_connection)
 
     def close(self) -> None:
         if self._connection is not None:
@@ -194,6 +213,17 @@ class KeptConnection:
         if self._losses is not None:
             self._losses.note()
             self._losses_seen = self._losses.count  # its own news: it replaces its connection
+
+
+def _leave_autocommit(connection: Connection, driver_connection: Any) -> None:
+    """The connection back to transactions, or, where it cannot be, invalidated: the
+    reads' own outcome, not this, is what to report."""
+    if _is_lost(connection):
+        return
+    try:
+        driver_connection.autocommit = False
+    except Exception:
+        connection.invalidate()
 
 
 def _is_lost(connection: Connection) -> bool:

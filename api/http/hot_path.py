@@ -13,12 +13,11 @@ pass: a POST to exactly the command's path, with no query string; a JSON body th
 route's parameter accepts; a token the authenticator accepts (from memory, or looked up as
 the framework's guard looks it up: a player who plays a hand every few seconds finds their
 token gone from memory each time), of a role the command serves; no cross-origin request
-where CORS is configured. Anything else goes on to Litestar
-with the body it came with, so every refusal of the request itself is the framework's own;
-what the command answers, its refusals included, is the `Answer` the route would send,
-encoded as Litestar encodes it (msgspec), with the same headers: the path sits inside
-`Litestar.__call__`, whose `before_send` hooks (`security_headers`) wrap its `send` as they
-wrap the routes'.
+where CORS is configured. Anything else goes on to Litestar with the body it came with, so
+every refusal of the request itself is the framework's own; what the command answers, its
+refusals included, is the `Answer` the route would send, encoded as Litestar encodes it
+(msgspec), with the same headers: the path sits inside `Litestar.__call__`, whose
+`before_send` hooks (`security_headers`) wrap its `send` as they wrap the routes'.
 `tests/api/test_hot_path.py` holds the two paths to the same bytes.
 """
 
@@ -127,7 +126,9 @@ async def _accepted(
     """The key and the call, where Litestar would accept the request as it is; None where
     it would do anything else. The caller is checked last: a token not in memory costs a
     look-up in the database (whose outage is answered as the framework's guard answers
-    it), which a request the framework will refuse anyway should not make."""
+    it), which a request the framework will refuse anyway should not make. A token refused
+    here is looked up again by the framework's guard, which refuses it and counts the
+    failure: refusals are rare, and the throttle bounds them (20 a minute an address)."""
     headers = _single_headers(scope["headers"])
     if headers is None or (settings.cors_allowed_origins and b"origin" in headers):
         return None

@@ -97,7 +97,7 @@ def twins(
 ) -> Iterator[Twins]:
     framework_url = clone_database()
     # Tokens stay in the authenticators' memory for the whole test, and their clock is the
-    # real one: the look-up runs in a worker thread, the check on the event loop.
+    # real one: the look-up is a unit of work of its own, the check runs on the event loop.
     remembered: dict[str, Any] = {"token_cache_seconds": 3600, "hot_path": False}
     hot_app = create_app(settings.model_copy(update=remembered))
     passed_on = with_recorded_framework(hot_app)
@@ -196,7 +196,7 @@ def known_player(
     _, client = recording
     operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
     player, _ = new_player(operator, deposit=10_000)
-    player.get("/v1/me")  # its token is in the authenticator's memory from now on
+    player.get("/v1/me")  # its token is in the authenticator's memory for a second
     return player, standard_table_id(player)
 
 
@@ -235,6 +235,21 @@ def test_a_revoked_token_not_in_memory_goes_to_the_framework_which_refuses_it(
     refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
     assert refused.status_code == 401 and refused.json()["code"] == "token_revoked"
     assert framework.posted == ["/v1/hands"]
+
+
+def test_refused_tokens_count_against_the_address_as_the_framework_counts_them(
+    recording: tuple[Recording, TestClient[Litestar]], known_player: tuple[Caller, int]
+) -> None:
+    """The hot path looks a refused token up without counting it; the framework, which the
+    request then goes to, counts it once (the limit is 20 failures a minute)."""
+    _, client = recording
+    _, table_id = known_player
+    intruder = Caller(client, "cw_guessing")
+    statuses = [
+        intruder.post("/v1/hands", {"table_id": table_id, "bet": 100}).status_code
+        for _ in range(21)
+    ]
+    assert statuses == [401] * 20 + [429]
 
 
 @pytest.mark.parametrize(

@@ -433,23 +433,31 @@ def test_a_read_alone_on_the_loop_runs_in_no_transaction(
     assert on_the_loop(lambda: _read_alone_in_transaction(kept_database)) is False
 
 
+def _fail_a_write(database: Database) -> None:
+    with database.transaction() as session:
+        session.execute(
+            text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
+        )
+        session.execute(text("SELECT 1 / 0"))
+
+
+def _assert_the_next_unit_of_work_is_one_transaction(
+    database: Database, on_the_loop: OnTheLoop
+) -> None:
+    """A unit of work that fails after a write keeps nothing: in autocommit it would."""
+    with pytest.raises(DBAPIError, match="division by zero"):
+        on_the_loop(lambda: _fail_a_write(database))
+    assert _count_players(database) == 0
+
+
 def test_a_unit_of_work_after_a_read_alone_is_one_transaction_again(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
-    def read_then_fail_a_write() -> None:
-        _read_alone_in_transaction(kept_database)
-        with kept_database.transaction() as session:
-            session.execute(
-                text("INSERT INTO players (display_name, created_at) VALUES ('Cy', '2026-11-27')")
-            )
-            session.execute(text("SELECT 1 / 0"))
-
-    with pytest.raises(DBAPIError, match="division by zero"):
-        on_the_loop(read_then_fail_a_write)
-    assert _count_players(kept_database) == 0
+    on_the_loop(lambda: _read_alone_in_transaction(kept_database))
+    _assert_the_next_unit_of_work_is_one_transaction(kept_database, on_the_loop)
 
 
-def test_a_read_alone_that_fails_leaves_the_kept_connection_ready_for_a_unit_of_work(
+def test_a_unit_of_work_after_a_failed_read_alone_is_one_transaction_again(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
     def failing_read() -> None:
@@ -458,7 +466,7 @@ def test_a_read_alone_that_fails_leaves_the_kept_connection_ready_for_a_unit_of_
 
     with pytest.raises(DBAPIError, match="division by zero"):
         on_the_loop(failing_read)
-    _assert_the_next_unit_of_work_commits(kept_database, on_the_loop)
+    _assert_the_next_unit_of_work_is_one_transaction(kept_database, on_the_loop)
 
 
 def test_a_read_refused_on_the_way_ends_by_commit(

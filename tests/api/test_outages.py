@@ -71,6 +71,7 @@ def test_a_hand_whose_token_must_be_looked_up_during_an_outage_is_a_503(
         refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
         assert refused.status_code == 503
         assert refused.json()["code"] == "service_unavailable"
+        assert int(refused.headers["retry-after"]) > 0
         assert "cw_" not in refused.text
 
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from benchmarks import bare_hand, servers
-from benchmarks.hot_path import Prototype, measure, service_env
+from benchmarks.hot_path import Prototype, main, measure, service_env
 from benchmarks.plan import TINY
 from tests.benchmarks.postgres import postgres_server
 
@@ -59,3 +59,11 @@ def test_a_token_cache_given_reaches_the_services_settings() -> None:
     env = service_env("sqlite:///x.db", "true", token_cache_seconds=0.001)
     assert env["CASINO_WAR_TOKEN_CACHE_SECONDS"] == "0.001"
     assert "CASINO_WAR_TOKEN_CACHE_SECONDS" not in service_env("sqlite:///x.db", "true")
+
+
+@pytest.mark.parametrize("seconds", ["0", "3601"])
+def test_a_token_cache_the_service_would_refuse_is_refused_before_any_server_starts(
+    seconds: str,
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--token-cache-seconds", seconds])

@@ -21,10 +21,11 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
+from api.db.kept import Reads
 from api.db.models import ApiToken
 from api.domain.tokens.throttle import FailureThrottle
 from api.errors import Forbidden, Throttled, Unauthenticated
-from ledger.driver import Driver, Sql, driver_of
+from ledger.driver import Sql, driver_of
 
 TOKEN_PREFIX = "cw_"
 
@@ -124,7 +125,7 @@ _TOKEN_BY_HASH = Sql.of(
 )
 
 
-def _looked_up(driver: Driver, presented: str) -> tuple[Principal, datetime | None]:
+def _looked_up(driver: Reads, presented: str) -> tuple[Principal, datetime | None]:
     """The caller whose token hashes to `presented`, and when the token was last used; one
     statement on the driver, for every request of a caller not in memory runs it."""
     row = driver.first(_TOKEN_BY_HASH, {"token_hash": presented})
@@ -144,7 +145,7 @@ def _looked_up(driver: Driver, presented: str) -> tuple[Principal, datetime | No
     return principal, _read_time(driver, last_used_at)
 
 
-def _read_time(driver: Driver, stored: Any) -> datetime | None:
+def _read_time(driver: Reads, stored: Any) -> datetime | None:
     return None if stored is None else driver.read_time(stored)
 
 
