@@ -128,7 +128,8 @@ async def _accepted(
     look-up in the database (whose outage is answered as the framework's guard answers
     it), which a request the framework will refuse anyway should not make. A token refused
     here is looked up again by the framework's guard, which refuses it and counts the
-    failure: refusals are rare, and the throttle bounds them (20 a minute an address)."""
+    failure: refusals are rare, and the throttle bounds them (by default 20 a minute an
+    address, `Settings.auth_failures_per_minute`)."""
     headers = _single_headers(scope["headers"])
     if headers is None or (settings.cors_allowed_origins and b"origin" in headers):
         return None

@@ -38,41 +38,47 @@ def _operator(client: TestClient[Litestar], url: str) -> Caller:
     return Caller(client, issue_test_token(Settings(database_url=url), Role.OPERATOR))
 
 
-def test_postgresql_unreachable_is_a_503_and_the_service_recovers(
+@pytest.fixture
+def proxied_service(
     proxied_postgres: tuple[str, CuttableProxy],
-) -> None:
+) -> Iterator[tuple[TestClient[Litestar], Caller, CuttableProxy]]:
+    """The service on PostgreSQL through the proxy, a database wait bounded at 3 s, and an
+    operator."""
     url, proxy = proxied_postgres
     settings = Settings(database_url=url, database_timeout_seconds=3)
     with TestClient(app=create_app(settings)) as client:
-        operator = _operator(client, url)
-        assert operator.get("/v1/tables").status_code == 200
-        proxy.cut()
-        refused = operator.post("/v1/players", {"display_name": "during the outage"})
-        assert refused.status_code == 503
-        assert refused.json()["code"] == "service_unavailable"
-        assert int(refused.headers["retry-after"]) > 0
-        assert client.get("/ready").status_code == 503
-        proxy.restore()
-        assert client.get("/ready").status_code == 200
-        assert operator.post("/v1/players", {"display_name": "after"}).status_code == 201
+        yield client, _operator(client, url), proxy
+
+
+def test_postgresql_unreachable_is_a_503_and_the_service_recovers(
+    proxied_service: tuple[TestClient[Litestar], Caller, CuttableProxy],
+) -> None:
+    client, operator, proxy = proxied_service
+    assert operator.get("/v1/tables").status_code == 200
+    proxy.cut()
+    refused = operator.post("/v1/players", {"display_name": "during the outage"})
+    assert refused.status_code == 503
+    assert refused.json()["code"] == "service_unavailable"
+    assert int(refused.headers["retry-after"]) > 0
+    assert client.get("/ready").status_code == 503
+    proxy.restore()
+    assert client.get("/ready").status_code == 200
+    assert operator.post("/v1/players", {"display_name": "after"}).status_code == 201
 
 
 def test_a_hand_whose_token_must_be_looked_up_during_an_outage_is_a_503(
-    proxied_postgres: tuple[str, CuttableProxy],
+    proxied_service: tuple[TestClient[Litestar], Caller, CuttableProxy],
 ) -> None:
-    url, proxy = proxied_postgres
-    settings = Settings(database_url=url, database_timeout_seconds=3)
-    with TestClient(app=create_app(settings)) as client:
-        operator = _operator(client, url)
-        created = operator.post("/v1/players", {"display_name": "never seen"}).json()
-        table_id = operator.get("/v1/tables").json()["items"][0]["id"]
-        player = Caller(client, created["token"])  # not in the authenticator's memory
-        proxy.cut()
-        refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
-        assert refused.status_code == 503
-        assert refused.json()["code"] == "service_unavailable"
-        assert int(refused.headers["retry-after"]) > 0
-        assert "cw_" not in refused.text
+    client, operator, proxy = proxied_service
+    created = operator.post("/v1/players", {"display_name": "never seen"}).json()
+    table_id = operator.get("/v1/tables").json()["items"][0]["id"]
+    player = Caller(client, created["token"])  # not in the authenticator's memory
+    proxy.cut()
+    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
+    assert refused.status_code == 503
+    assert refused.json()["code"] == "service_unavailable"
+    assert int(refused.headers["retry-after"]) > 0
+    assert "cw_" not in refused.text
 
 
 def test_a_sqlite_database_locked_past_the_timeout_is_a_503_and_moves_nothing(
