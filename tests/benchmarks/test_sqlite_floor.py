@@ -57,9 +57,12 @@ def pages_without_the_readers_indexes() -> dict[str, Any]:
 def test_each_table_a_hand_writes_a_row_to_has_its_pages_counted(
     pages_without_the_readers_indexes: dict[str, Any],
 ) -> None:
+    """Counted, not a page a hand each: the set-up's hands, played by concurrent clients,
+    can leave a few free pages (B-tree pages merged as rows are rewritten, more or fewer
+    with the host's load), and a page a table takes from them counts as a free one."""
     by_object = pages_without_the_readers_indexes["as_served"]["by_object"]
     for table in ("hands", "ledger_transactions", "ledger_entries", "idempotency_records"):
-        assert by_object[table] >= 1
+        assert by_object[table] > 0
 
 
 def test_a_constraints_own_index_is_named_with_its_table_and_columns(
@@ -92,10 +95,12 @@ def test_a_hand_saves_about_the_pages_the_dropped_indexes_wrote(
 def test_the_pages_a_dropped_index_left_free_are_counted_apart(
     pages_without_the_readers_indexes: dict[str, Any],
 ) -> None:
-    assert pages_without_the_readers_indexes["without"]["by_object"][sqlite_floor.FREE_BEFORE] > 0
-    assert (
-        sqlite_floor.FREE_BEFORE not in pages_without_the_readers_indexes["as_served"]["by_object"]
+    """More than the few the set-up's hands may leave free in the database as served."""
+    as_served, without = (
+        pages_without_the_readers_indexes["as_served"]["by_object"],
+        pages_without_the_readers_indexes["without"]["by_object"],
     )
+    assert without[sqlite_floor.FREE_BEFORE] > as_served.get(sqlite_floor.FREE_BEFORE, 0)
 
 
 def _small_database(path: Path, rows: int) -> Path:
