@@ -2,6 +2,7 @@
 the requests the framework would accept as they are."""
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -189,15 +190,29 @@ def recording(settings: Settings) -> Iterator[tuple[Recording, TestClient[Litest
         yield framework, client
 
 
+@dataclass(frozen=True)
+class Unseen:
+    """A funded player whose token the authenticator has never looked up, their operator,
+    and the standard table."""
+
+    operator: Caller
+    player: Caller
+    player_id: int
+    table_id: int
+
+
 @pytest.fixture
-def known_player(
-    recording: tuple[Recording, TestClient[Litestar]], settings: Settings
-) -> tuple[Caller, int]:
+def unseen(recording: tuple[Recording, TestClient[Litestar]], settings: Settings) -> Unseen:
     _, client = recording
     operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
-    player, _ = new_player(operator, deposit=10_000)
-    player.get("/v1/me")  # its token is in the authenticator's memory for a second
-    return player, standard_table_id(player)
+    player, player_id = new_player(operator, deposit=10_000)
+    return Unseen(operator, player, player_id, standard_table_id(operator))
+
+
+@pytest.fixture
+def known_player(unseen: Unseen) -> tuple[Caller, int]:
+    unseen.player.get("/v1/me")  # its token is in the authenticator's memory for a second
+    return unseen.player, unseen.table_id
 
 
 def test_a_request_the_framework_would_accept_never_reaches_it(
@@ -211,28 +226,23 @@ def test_a_request_the_framework_would_accept_never_reaches_it(
 
 
 def test_a_caller_whose_token_is_not_in_memory_is_served_by_the_hot_path(
-    recording: tuple[Recording, TestClient[Litestar]], settings: Settings
+    recording: tuple[Recording, TestClient[Litestar]], unseen: Unseen
 ) -> None:
-    framework, client = recording
-    operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
-    player, _ = new_player(operator, deposit=10_000)  # the player's token is never used yet
-    table_id = standard_table_id(operator)
+    framework, _ = recording
     framework.posted.clear()
-    assert player.post("/v1/hands", {"table_id": table_id, "bet": 100}).status_code == 201
+    hand = {"table_id": unseen.table_id, "bet": 100}
+    assert unseen.player.post("/v1/hands", hand).status_code == 201
     assert framework.posted == []
 
 
 def test_a_revoked_token_not_in_memory_goes_to_the_framework_which_refuses_it(
-    recording: tuple[Recording, TestClient[Litestar]], settings: Settings
+    recording: tuple[Recording, TestClient[Litestar]], unseen: Unseen
 ) -> None:
-    framework, client = recording
-    operator = Caller(client, issue_test_token(settings, Role.OPERATOR))
-    player, player_id = new_player(operator, deposit=10_000)
-    (token,) = operator.get("/v1/tokens", player_id=player_id).json()["items"]
-    operator.post(f"/v1/tokens/{token['id']}/revoke")
-    table_id = standard_table_id(operator)
+    framework, _ = recording
+    (token,) = unseen.operator.get("/v1/tokens", player_id=unseen.player_id).json()["items"]
+    unseen.operator.post(f"/v1/tokens/{token['id']}/revoke")
     framework.posted.clear()
-    refused = player.post("/v1/hands", {"table_id": table_id, "bet": 100})
+    refused = unseen.player.post("/v1/hands", {"table_id": unseen.table_id, "bet": 100})
     assert refused.status_code == 401 and refused.json()["code"] == "token_revoked"
     assert framework.posted == ["/v1/hands"]
 
