@@ -93,13 +93,16 @@ HOT_COMMANDS = (*hands.HOT_COMMANDS, *cashier.HOT_COMMANDS)
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or get_settings()
     database = Database.connect(
-        settings.database_url, settings.database_timeout_seconds, settings.database_pool_size
+        settings.database_url,
+        settings.database_timeout_seconds,
+        settings.database_pool_size,
+        server_processes=settings.workers,
     )
 
     def on_startup() -> None:
         loop_units = database.loop_units
         share_connections_between_threads(
-            settings.database_pool_size, command_threads=loop_units is None
+            settings.database_pool_size, command_threads=database.units_run_in_threads
         )
         if loop_units is not None:
             loop_units.start(thread_shares(settings.database_pool_size)[0])
@@ -123,7 +126,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     ttl_seconds=settings.token_cache_seconds,
                     failures_per_minute=settings.auth_failures_per_minute,
                 ),
-                "idempotency": Idempotency(database, workers=settings.workers),
+                "idempotency": Idempotency(database),
             }
         ),
         exception_handlers=EXCEPTION_HANDLERS,

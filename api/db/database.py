@@ -27,10 +27,17 @@ class Database:
     sqlite_writer: SqliteWriter | None
     loop_units: LoopUnits | None
     prober: Engine
+    sqlite_units_on_loop: bool
+    """Whether SQLite's units of work run on the event loop itself (`run_units`)."""
 
     @classmethod
     def connect(
-        cls, url: str, timeout_seconds: float | None = None, pool_size: int = POOL_SIZE
+        cls,
+        url: str,
+        timeout_seconds: float | None = None,
+        pool_size: int = POOL_SIZE,
+        *,
+        server_processes: int = 1,
     ) -> "Database":
         """`timeout_seconds` bounds every wait on the database: SQLite's busy wait for the
         write lock; PostgreSQL's connection attempt and each statement; a connection from
@@ -43,7 +50,12 @@ class Database:
         it, PostgreSQL sees a known number of connections per server process. The server
         never runs more units of work at once than the pool holds (`api.db.threads`), so
         none of them waits for a connection there. The readiness probe's connection
-        (`probe`) is outside the pool: one more, while a probe runs."""
+        (`probe`) is outside the pool: one more, while a probe runs.
+
+        `server_processes` is how many server processes share the database. On SQLite
+        served by one, units of work run on the event loop (`run_units`): its write lock is
+        then only ever held briefly, by this process or a command-line tool, and a hop to
+        a thread and back costs more CPU than the unit of work."""
         is_sqlite = url.startswith("sqlite")
         writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
         engine = make_engine(
@@ -66,17 +78,30 @@ class Database:
             sqlite_writer=SqliteWriter(engine) if is_sqlite else None,
             loop_units=None if is_sqlite else LoopUnits(engine),
             prober=prober.execution_options(sqlite_begin="DEFERRED"),
+            sqlite_units_on_loop=is_sqlite and server_processes == 1,
         )
 
     @property
     def is_postgresql(self) -> bool:
         return self.engine.dialect.name == "postgresql"
 
+    @property
+    def units_run_in_threads(self) -> bool:
+        """Whether `run_units` needs command threads (`api.db.threads`): only SQLite shared
+        by several server processes, whose write lock the loop must never wait for."""
+        return self.loop_units is None and not self.sqlite_units_on_loop
+
     async def run_units(self, work: Callable[[], T]) -> T:
-        """`work()`, a request's units of work, run off the request's own code: on
-        PostgreSQL on the event loop, on a kept connection of its own (`LoopUnits`, once the
-        server has started them on this loop); else in a command thread
+        """`work()`, a request's units of work (a command, a token's look-up), where they
+        cost least: on SQLite served by one process on the event loop, right here (a
+        token looked up there cost 113 µs of CPU in process, against 190-214 through a
+        command thread: docs/performance-log.md, "A token looked up on the hot path"); on
+        PostgreSQL on the event loop too, on a kept connection of its own, its waits for
+        the network the loop's, so that it serves other requests meanwhile (`LoopUnits`,
+        once the server has started them on this loop); else in a command thread
         (`api.db.threads`)."""
+        if self.sqlite_units_on_loop:
+            return work()
         if self.loop_units is not None and self.loop_units.started:
             return await self.loop_units.run(work)
         return await in_command_thread(work)

@@ -12,12 +12,13 @@ connections, so past them a request waits on the event loop for its turn, which 
 nothing, and slow reads can take at most their half of the pool.
 
 On PostgreSQL the commands' half runs on the event loop, each unit on a kept connection
-(`api.db.loop_units`). On SQLite it runs in command threads, or on the loop itself when one
-process serves (`api.http.idempotency`). The command threads are a plain
-`ThreadPoolExecutor`, not anyio's worker threads: a hop through `anyio.to_thread.run_sync`
-(its cancel scope, its capacity limiter) cost 56 µs of CPU, through `loop.run_in_executor`
-25 µs (`benchmarks.thread_hop`; docs/performance-log.md, "The hop to a command thread"). So
-code run there cannot call back into the loop with `anyio.from_thread`; none does.
+(`api.db.loop_units`). On SQLite it runs on the loop itself when one process serves, one
+unit at a time, and in command threads when several do (`Database.run_units`). The command
+threads are a plain `ThreadPoolExecutor`, not anyio's worker threads: a hop through
+`anyio.to_thread.run_sync` (its cancel scope, its capacity limiter) cost 56 µs of CPU,
+through `loop.run_in_executor` 25 µs (`benchmarks.thread_hop`; docs/performance-log.md,
+"The hop to a command thread"). So code run there cannot call back into the loop with
+`anyio.from_thread`; none does.
 """
 
 import asyncio
@@ -44,8 +45,9 @@ def thread_shares(pool_size: int) -> tuple[int, int]:
 
 def share_connections_between_threads(pool_size: int, *, command_threads: bool = True) -> None:
     """Size this event loop's worker threads to the pool; run at the server's start-up, on
-    the loop that serves (each worker process has its own). Without `command_threads` (on
-    PostgreSQL, whose commands run on the loop) only the executor's are made."""
+    the loop that serves (each worker process has its own). Without `command_threads`
+    (where the commands run on the loop: `Database.units_run_in_threads`) only the
+    executor's are made."""
     commands, route_threads = thread_shares(pool_size)
     if command_threads:
         _COMMAND_THREADS.set(

@@ -99,12 +99,8 @@ def advisory_lock_key(caller: str, key: str) -> int:
 class Idempotency:
     """Runs each (caller, key) at most once and replays its first response afterwards."""
 
-    def __init__(self, database: Database, *, workers: int) -> None:
+    def __init__(self, database: Database) -> None:
         self._database = database
-        # SQLite's units of work run on the event loop when this process is the database's
-        # only writer: then the write lock is only ever held briefly, by this process or a
-        # command-line tool, and the loop never waits long (`IdempotentCommand.run`).
-        self.runs_on_event_loop = not database.is_postgresql and workers == 1
         self._running: set[tuple[str, str]] = set()
         self._running_lock = threading.Lock()
 
@@ -134,18 +130,10 @@ class Idempotency:
         *,
         status_code: int,
     ) -> Answer:
-        """`run` where it costs least: on the event loop where the database is SQLite
-        served by one process (its write transactions are short and serialised anyway, and a
-        hop to a worker thread and back costs more CPU than the transaction); on PostgreSQL
-        on the loop too, its waits for the network the loop's, so that it serves other
-        requests meanwhile (`api.db.loop_units`); in a worker thread where it is SQLite
-        shared by several server processes (whose write lock the loop would otherwise wait
-        for)."""
+        """`run` where it costs least (`Database.run_units`)."""
         work = partial(
             self.run, principal, key, request_fingerprint, operation, status_code=status_code
         )
-        if self.runs_on_event_loop:
-            return work()
         return await self._database.run_units(work)
 
     def run(

@@ -193,18 +193,37 @@ async def _units_at_once(database: Database) -> tuple[int, int]:
     return commands_most(), routes_most()
 
 
+def _most_units_at_once(database_url: str, workers: int) -> tuple[int, int]:
+    settings = Settings(database_url=database_url, database_pool_size=5, workers=workers)
+    with TestClient(app=create_app(settings)) as client:
+        database: Database = client.app.state.database
+        return client.blocking_portal.call(_units_at_once, database)
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_server_process_runs_no_more_units_of_work_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
     """Half for the commands (their units of work, token look-ups: on the event loop on
-    PostgreSQL, in command threads on SQLite), half for the event loop's executor
-    (Litestar's synchronous routes): past them, a request waits on the event loop for its
-    turn, and no unit of work ever waits for a connection."""
-    app = create_app(Settings(database_url=database_url, database_pool_size=5))
-    with TestClient(app=app) as client:
-        database: Database = client.app.state.database
-        commands, executor_threads = client.blocking_portal.call(_units_at_once, database)
-    assert (commands, executor_threads) == (3, 2)
+    PostgreSQL, in command threads on SQLite shared by several processes), half for the
+    event loop's executor (Litestar's synchronous routes): past them, a request waits on the
+    event loop for its turn, and no unit of work ever waits for a connection."""
+    assert _most_units_at_once(database_url, workers=1) == (3, 2)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_sqlite_shared_by_server_processes_runs_half_the_pool_in_command_threads(
+    database_url: str,
+) -> None:
+    assert _most_units_at_once(database_url, workers=2) == (3, 2)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_sqlite_served_by_one_process_runs_its_units_one_at_a_time_on_the_event_loop(
+    database_url: str,
+) -> None:
+    """Whatever the pool: the executor's half still runs beside them."""
+    assert _most_units_at_once(database_url, workers=1) == (1, 2)
 
 
 async def _probe_turns_of_this_loop() -> tuple[bool, float]:
