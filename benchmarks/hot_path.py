@@ -4,15 +4,16 @@ Two `casino-war serve` processes, each on a fresh database of the same kind, one
 `CASINO_WAR_HOT_PATH=true` (the default) and one with `false`, the do-nothing endpoint, and
 the prototypes (`_PROTOTYPES`: `benchmarks.lean_hand` and the shapes of `benchmarks.bare_hand`,
 one of them on a SQLite database without the indexes only readers need) are loaded in turn,
-round after round, by the same closed loop as the main benchmark (`benchmarks.http_load`):
-the server's CPU per hand of each, and their ratios, measured minutes apart on the same host,
-so the host's other tenants weigh on all of them alike.
+round after round, in an order that changes every round (`round_order`), by the same closed
+loop as the main benchmark (`benchmarks.http_load`): the server's CPU per hand of each, and
+their ratios, measured minutes apart on the same host, so the host's other tenants weigh on
+all of them alike.
 """
 
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
@@ -154,21 +155,21 @@ def measure(
         rates: dict[str, list[float | None]] = {name: [] for name in names}
         noop = stack.enter_context(servers.noop(workers))
         noop.wait_ready()
-        for _ in range(rounds):
-            for name, (service, server) in services.items():
-                point = http_load.hands_point(
-                    service, plan, clients, _meters(server, postgresql=database == "postgresql")
-                )
+        for index in range(rounds):
+            for name in round_order(names, index):
+                if name == "noop":
+                    point = http_load.run_point(
+                        noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
+                    )
+                else:
+                    service, server = services[name]
+                    point = http_load.hands_point(
+                        service, plan, clients, _meters(server, postgresql=database == "postgresql")
+                    )
+                    database_per_round[name].append(point["cpu_ms_per_unit"].get("postgresql"))
                 per_round[name].append(point["cpu_ms_per_unit"]["server"])
-                database_per_round[name].append(point["cpu_ms_per_unit"].get("postgresql"))
                 _note_threads(threads_per_round[name], point)
                 rates[name].append(point["units_per_second"])
-            point = http_load.run_point(
-                noop.base_url, [None] * clients, http_load.noop_step, plan, _meters(noop)
-            )
-            per_round["noop"].append(point["cpu_ms_per_unit"]["server"])
-            _note_threads(threads_per_round["noop"], point)
-            rates["noop"].append(point["units_per_second"])
     medians = {name: stats.median(values) for name, values in per_round.items()}
     return {
         "database": database,
@@ -202,6 +203,19 @@ def measure(
         "unindexed_vs_noop": stats.ratio(medians.get("unindexed"), medians["noop"]),
         "optimistic_vs_noop": stats.ratio(medians.get("optimistic"), medians["noop"]),
     }
+
+
+def round_order(names: Sequence[str], index: int) -> tuple[str, ...]:
+    """The order in which round `index` loads `names`: reversed every other round, and
+    turned by one place every two. Loaded in one fixed order, two builds that differed in
+    nothing the load exercised measured 1.15 and 1.33 of each other (on 2026-11-27 in the
+    morning; 1.11 an hour later), where alone and alternated they measured 0.99, 0.96 and
+    1.005: what runs just before a server, and the host's drift within a round, weighed on
+    each server the same way every round (docs/performance-log.md, "A token looked up on
+    the hot path", "SQLite's token look-ups on the event loop")."""
+    turn = index // 2 % len(names) if names else 0
+    order = (*names[turn:], *names[:turn])
+    return order[::-1] if index % 2 else order
 
 
 def _note_threads(threads: dict[str, list[float | None]], point: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from benchmarks import bare_hand, servers
-from benchmarks.hot_path import Prototype, main, measure, service_env
+from benchmarks.hot_path import Prototype, main, measure, round_order, service_env
 from benchmarks.plan import TINY
 from tests.benchmarks.postgres import postgres_server
 
@@ -67,3 +67,23 @@ def test_a_token_cache_the_service_would_refuse_is_refused_before_any_server_sta
 ) -> None:
     with pytest.raises(SystemExit):
         main(["--token-cache-seconds", seconds])
+
+
+def test_every_server_is_loaded_once_a_round() -> None:
+    names = ("hot_path", "framework", "baseline", "noop")
+    assert all(sorted(round_order(names, index)) == sorted(names) for index in range(8))
+
+
+def test_two_servers_swap_which_goes_first_from_one_round_to_the_next() -> None:
+    names = ("hot_path", "framework", "baseline", "noop")
+    first = [
+        order.index("hot_path") < order.index("baseline")
+        for order in (round_order(names, index) for index in range(4))
+    ]
+    assert first.count(True) == first.count(False)
+
+
+def test_each_server_opens_a_round_in_turn() -> None:
+    names = ("hot_path", "framework", "baseline", "noop")
+    openers = {round_order(names, index)[0] for index in range(2 * len(names))}
+    assert openers == set(names)
