@@ -13,7 +13,7 @@ all of them alike.
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, replace
 from functools import partial
@@ -98,6 +98,10 @@ _PROTOTYPES: dict[str, Prototype] = {
 }
 
 
+SERVERS = (*_VARIANTS, "baseline", *_PROTOTYPES)
+"""What `measure` can load beside the do-nothing endpoint (the baseline only when given)."""
+
+
 def _prototype(
     stack: ExitStack,
     plan: Plan,
@@ -123,13 +127,16 @@ def measure(
     rounds: int,
     baseline: Path | None = None,
     token_cache_seconds: float | None = None,
+    only: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """Server CPU per hand (ms) of each variant and per do-nothing request, every round, with
     hands/s and, on PostgreSQL, the database's CPU per hand; with `baseline`, also of that
     checkout's hot path (an earlier build, say); with `token_cache_seconds`, the service's
-    variants remember a token that long (`service_env`)."""
+    variants remember a token that long (`service_env`); with `only`, of those servers
+    alone (`SERVERS`) and the do-nothing endpoint."""
     clients = plan.history_clients
     workers = plan.sqlite_workers if database == "sqlite" else plan.postgresql_workers
+    wanted = set(SERVERS if only is None else only)
     with ExitStack() as stack:
         services = {}
         launches: list[tuple[str, str, Path | None]] = [
@@ -138,12 +145,14 @@ def measure(
         if baseline is not None:
             launches.append(("baseline", "true", baseline))
         for name, hot, checkout in launches:
+            if name not in wanted:
+                continue
             url = stack.enter_context(scratch.scratch_database(database, postgres, name))
             env = service_env(url, hot, token_cache_seconds)
             server = _launched(stack, env, workers, checkout)
             services[name] = (http_load.set_up(server.base_url, url, plan), server)
         for name, prototype in _PROTOTYPES.items():
-            if database in prototype.databases:
+            if database in prototype.databases and name in wanted:
                 services[name] = _prototype(stack, plan, name, database, postgres, workers)
         names = (*services, "noop")
         per_round: dict[str, list[float | None]] = {name: [] for name in names}
@@ -191,11 +200,11 @@ def measure(
         },
         "units_per_second": rates,
         "median_units_per_second": {name: stats.median(values) for name, values in rates.items()},
-        "hot_path_vs_framework": stats.ratio(medians["hot_path"], medians["framework"]),
-        "hot_path_vs_baseline": stats.ratio(medians["hot_path"], medians.get("baseline")),
+        "hot_path_vs_framework": stats.ratio(medians.get("hot_path"), medians.get("framework")),
+        "hot_path_vs_baseline": stats.ratio(medians.get("hot_path"), medians.get("baseline")),
         "baseline_vs_noop": stats.ratio(medians.get("baseline"), medians["noop"]),
-        "hot_path_vs_noop": stats.ratio(medians["hot_path"], medians["noop"]),
-        "framework_vs_noop": stats.ratio(medians["framework"], medians["noop"]),
+        "hot_path_vs_noop": stats.ratio(medians.get("hot_path"), medians["noop"]),
+        "framework_vs_noop": stats.ratio(medians.get("framework"), medians["noop"]),
         "prototype_vs_noop": stats.ratio(medians.get("prototype"), medians["noop"]),
         "bare_vs_noop": stats.ratio(medians.get("bare"), medians["noop"]),
         "combined_vs_noop": stats.ratio(medians.get("combined"), medians["noop"]),
@@ -255,30 +264,25 @@ def main(argv: list[str] | None = None) -> None:
         help="how long the service's variants remember a token: 0.001 has every request "
         "look its token up, as the requests of players who pause between hands do",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=SERVERS,
+        help="load these servers alone, beside the do-nothing endpoint: two builds compared "
+        "alone (hot_path baseline) are told apart more finely than among seven servers",
+    )
     options = parser.parse_args(argv)
     plan = replace(FULL, duration_seconds=options.seconds)
+    chosen = (options.baseline, options.token_cache_seconds, options.only)
     results = []
     if not options.no_sqlite:
-        results.append(
-            measure(
-                "sqlite", None, plan, options.rounds, options.baseline, options.token_cache_seconds
-            )
-        )
+        results.append(measure("sqlite", None, plan, options.rounds, *chosen))
     if not options.no_postgres:
         postgres, reason = scratch.find_postgres(scratch.admin_url(options.postgres_url))
         if postgres is None:
             print(f"PostgreSQL not measured: {reason}", file=sys.stderr)
         else:
-            results.append(
-                measure(
-                    "postgresql",
-                    postgres,
-                    plan,
-                    options.rounds,
-                    options.baseline,
-                    options.token_cache_seconds,
-                )
-            )
+            results.append(measure("postgresql", postgres, plan, options.rounds, *chosen))
     json.dump(results, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -87,3 +87,15 @@ def test_each_server_opens_a_round_in_turn() -> None:
     names = ("hot_path", "framework", "baseline", "noop")
     openers = {round_order(names, index)[0] for index in range(2 * len(names))}
     assert openers == set(names)
+
+
+def test_only_the_servers_asked_for_are_loaded_beside_the_do_nothing_endpoint() -> None:
+    result = measure("sqlite", None, PLAN, rounds=1, only=["hot_path"])
+    assert set(result["server_cpu_ms"]) == {"hot_path", "noop"}
+    assert result["hot_path_vs_noop"] > 0
+    assert result["hot_path_vs_framework"] is None
+
+
+def test_a_server_it_cannot_load_is_refused_before_any_server_starts() -> None:
+    with pytest.raises(SystemExit):
+        main(["--only", "nonesuch"])
