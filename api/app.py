@@ -90,14 +90,20 @@ HOT_COMMANDS = (*hands.HOT_COMMANDS, *cashier.HOT_COMMANDS)
 """The commands served in front of the framework when `Settings.hot_path` is on."""
 
 
-def create_app(settings: Settings | None = None) -> Litestar:
-    settings = settings or get_settings()
-    database = Database.connect(
+def _database(settings: Settings) -> Database:
+    """The database as the settings describe it, told how many server processes share it:
+    that decides where its units of work run (`Database.run_units`)."""
+    return Database.connect(
         settings.database_url,
         settings.database_timeout_seconds,
         settings.database_pool_size,
         server_processes=settings.workers,
     )
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    settings = settings or get_settings()
+    database = _database(settings)
 
     def on_startup() -> None:
         loop_units = database.loop_units

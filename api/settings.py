@@ -29,9 +29,10 @@ class Settings(BaseSettings):
     # The longest a request waits on the database (a lock, a statement, a connection)
     # before it is answered 503 service_unavailable.
     database_timeout_seconds: float = Field(default=30.0, gt=0)
-    # Database connections each server process keeps and never exceeds, and so the threads
-    # it runs units of work in: half for the commands and token look-ups, half for the
-    # synchronous reads (`api.db.threads`). Past them a request waits for a thread.
+    # Database connections each server process keeps and never exceeds, and so the units of
+    # work it runs at once: half for the commands and token look-ups (on SQLite served by one
+    # process, one at a time on the event loop), half for the synchronous reads
+    # (`api.db.threads`). Past them a request waits for its turn.
     database_pool_size: int = Field(default=POOL_SIZE, ge=2)
     # One line per request on stderr (method, path, status, duration, request id); plain
     # text, or JSON lines for a log shipper.

@@ -215,14 +215,15 @@ def measure(
 
 
 def round_order(names: Sequence[str], index: int) -> tuple[str, ...]:
-    """The order in which round `index` loads `names`: reversed every other round, and
-    turned by one place every two. Loaded in one fixed order, two builds that differed in
-    nothing the load exercised measured 1.15 and 1.33 of each other (on 2026-11-27 in the
-    morning; 1.11 an hour later), where alone and alternated they measured 0.99, 0.96 and
-    1.005: what runs just before a server, and the host's drift within a round, weighed on
-    each server the same way every round (docs/performance-log.md, "A token looked up on
-    the hot path", "SQLite's token look-ups on the event loop")."""
-    turn = index // 2 % len(names) if names else 0
+    """The order in which round `index` loads `names`: reversed every other round, so that
+    any two servers swap places within each pair of rounds, and turned by one place every
+    two, so that each server opens rounds in its turn. Loaded in one fixed order, two builds
+    that differed in nothing the load exercised measured 1.15 and 1.33 of each other (on
+    2026-11-27 in the morning; 1.11 later that morning), where alone and alternated they measured
+    0.99, 0.96 and 1.005: what runs just before a server, and the host's drift within a
+    round, weighed on each server the same way every round (docs/performance-log.md, "A
+    token looked up on the hot path", "SQLite's token look-ups on the event loop")."""
+    turn = index // 2 % len(names)
     order = (*names[turn:], *names[:turn])
     return order[::-1] if index % 2 else order
 
@@ -244,7 +245,9 @@ def _token_cache_seconds(given: str) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hot_path", description=__doc__)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--rounds", type=int, default=4, help="an even number: each pair of rounds swaps the order"
+    )
     parser.add_argument("--seconds", type=float, default=FULL.duration_seconds)
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--no-postgres", action="store_true")
@@ -272,6 +275,8 @@ def main(argv: list[str] | None = None) -> None:
         "alone (hot_path baseline) are told apart more finely than among seven servers",
     )
     options = parser.parse_args(argv)
+    if options.only and "baseline" in options.only and options.baseline is None:
+        parser.error("--only baseline needs --baseline DIR")
     plan = replace(FULL, duration_seconds=options.seconds)
     chosen = (options.baseline, options.token_cache_seconds, options.only)
     results = []

@@ -55,7 +55,8 @@ class Database:
         `server_processes` is how many server processes share the database. On SQLite
         served by one, units of work run on the event loop (`run_units`): its write lock is
         then only ever held briefly, by this process or a command-line tool, and a hop to
-        a thread and back costs more CPU than the unit of work."""
+        a thread and back costs more CPU than the unit of work. The command-line tools run
+        no units through `run_units`, and leave it at one."""
         is_sqlite = url.startswith("sqlite")
         writers_own = 1 if is_sqlite else 0  # `SqliteWriter` keeps its connection
         engine = make_engine(

@@ -201,7 +201,7 @@ def _most_units_at_once(database_url: str, workers: int) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_server_process_runs_no_more_units_of_work_at_once_than_its_pool_has_connections(
+def test_postgresql_runs_no_more_units_of_work_at_once_than_its_pool_has_connections(
     database_url: str,
 ) -> None:
     """Half for the commands (their units of work, token look-ups: on the event loop on
