@@ -116,8 +116,8 @@ class HandRecord(Base):
         ),
         Index("ix_hands_player_id_id", "player_id", "id"),
         Index("ix_hands_created_at", "created_at"),
-        Index("ix_hands_status_created_at", "status", "created_at"),
-        # Payout reports page settled hands by (settled_at, id) within a range.
+        # Payout reports page settled hands by (settled_at, id) within a range; the hands
+        # awaiting a decision (whose settled_at is null) are found by their status in it too.
         Index("ix_hands_status_settled_at_id", "status", "settled_at", "id"),
         # A deleted hand's id is never handed out again (SQLite would reuse the highest).
         {"sqlite_autoincrement": True},

@@ -44,7 +44,7 @@ def test_an_index_that_backs_a_constraint_is_refused() -> None:
 
 @pytest.fixture(scope="module")
 def pages_without_the_readers_indexes() -> dict[str, Any]:
-    """The page census of one measurement, as served and without the six indexes that only
+    """The page census of one measurement, as served and without the indexes that only
     readers need."""
     readers_only = sqlite_floor.Change(dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES)
     measured = sqlite_floor.measure(hands=30, seconds=0.3, change=readers_only)

@@ -1,0 +1,101 @@
+"""Hands awaiting a decision are found by their status in an index, whatever the number of
+hands, though no index of every hand's (status, created_at) is kept for them any more
+(migration `0012_drop_status_created_index`): the index of (status, settled_at, id) that the
+payout reports read finds them, or the partial index that holds them."""
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy.orm import Session
+
+from api.domain.audit.integrity import check_held
+from api.domain.hands import service as hands
+from api.domain.hands.unfinished import unfinished_hands
+from casino.hand import HandStatus
+
+BY_STATUS = ("ix_hands_status_settled_at_id", "uq_hands_one_unfinished_per_player")
+"""The indexes that find the hands awaiting a decision without reading the others."""
+
+Statement = tuple[str, Any]
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = create_engine(database_url)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
+
+
+@contextmanager
+def _recorded(engine: Engine) -> Iterator[list[Statement]]:
+    """The statements `engine` sends while the block runs, with their parameters."""
+    sent: list[Statement] = []
+
+    def record(*args: Any) -> None:
+        _connection, _cursor, statement, parameters = args[:4]
+        sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def _plan(connection: Connection, statement: Statement) -> str:
+    """The database's plan for `statement`. PostgreSQL is told to avoid reading whole
+    tables, since a test's tables are small enough to be read whole anyway: what is asked is
+    whether an index serves the read at all."""
+    sql, parameters = statement
+    if connection.dialect.name == "sqlite":
+        rows = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", parameters).all()
+    else:
+        connection.exec_driver_sql("SET LOCAL enable_seqscan = off")
+        rows = connection.exec_driver_sql(f"EXPLAIN {sql}", parameters).all()
+    return "\n".join(str(row[-1]) for row in rows)
+
+
+def _plan_of_the_read(engine: Engine, read: Callable[[Session], object]) -> str:
+    """The plan of the one statement of `read` that picks hands by their status."""
+    with _recorded(engine) as sent, Session(engine) as session:
+        read(session)
+    (by_status,) = [statement for statement in sent if "hands.status =" in statement[0]]
+    with engine.connect() as connection:
+        return _plan(connection, by_status)
+
+
+def _found_by_status(plan: str) -> bool:
+    return any(index in plan for index in BY_STATUS) and "SCAN hands" not in plan
+
+
+def test_the_ties_awaiting_the_house_are_found_by_their_status_in_an_index(engine: Engine) -> None:
+    plan = _plan_of_the_read(engine, lambda session: unfinished_hands(session, 60))
+    assert _found_by_status(plan), plan
+
+
+def test_the_audits_unsettled_stakes_are_found_by_their_status_in_an_index(engine: Engine) -> None:
+    plan = _plan_of_the_read(engine, lambda session: check_held(session.connection()))
+    assert _found_by_status(plan), plan
+
+
+def test_the_back_offices_list_of_hands_awaiting_a_decision_finds_them_by_status(
+    engine: Engine,
+) -> None:
+    def listed(session: Session) -> object:
+        return hands.list_hands(
+            session,
+            player_id=None,
+            table_id=None,
+            status=HandStatus.AWAITING_DECISION.value,
+            cursor=None,
+            limit=50,
+            reveal=False,
+        )
+
+    plan = _plan_of_the_read(engine, listed)
+    assert _found_by_status(plan), plan
