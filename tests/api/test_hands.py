@@ -159,6 +159,15 @@ def test_history_filters_by_status_and_table(player: Caller) -> None:
     assert player.get("/v1/hands", table_id=table_id + 1000).json()["items"] == []
 
 
+def test_history_filtered_to_settled_hands_lists_those_alone(player: Caller) -> None:
+    table_id = standard_table_id(player)
+    settled = play_until(player, table_id, "settled")
+    play_until(player, table_id, "awaiting_decision")
+    listed = player.get("/v1/hands", status="settled").json()["items"]
+    assert [h["status"] for h in listed] == ["settled"] * len(listed)
+    assert settled["id"] in {h["id"] for h in listed}
+
+
 def test_a_malformed_cursor_is_a_validation_error(player: Caller) -> None:
     refused = player.get("/v1/hands", cursor="not-a-cursor")
     assert refused.status_code == 422 and refused.json()["code"] == "validation_error"

@@ -356,7 +356,13 @@ def list_hands(
         query = query.where(HandRecord.player_id == player_id)
     if table_id is not None:
         query = query.where(HandRecord.table_id == table_id)
-    if status is not None:
+    if status == HandStatus.SETTLED:
+        # A hand is settled once it has its settlement time. So written, the filter lets the
+        # database read the hands newest first by id and stop at the page's end, where
+        # `status = 'settled'` has SQLite gather every settled hand through the index that
+        # leads with the status and sort them all (0.3 s a page at 60,000 hands).
+        query = query.where(HandRecord.settled_at.is_not(None))
+    elif status is not None:
         query = query.where(HandRecord.status == status)
     rows = session.execute(query).all()
     return Page(

@@ -1,7 +1,10 @@
-"""Hands awaiting a decision are found by their status in an index, whatever the number of
-hands, though no index of every hand's (status, created_at) is kept for them any more
-(migration `0012_drop_status_created_index`): the index of (status, settled_at, id) that the
-payout reports read finds them, or the partial index that holds them."""
+"""Reads of hands by their status cost the same whatever the number of hands.
+
+The hands awaiting a decision are found by their status in an index, though no index of
+every hand's (status, created_at) is kept for them any more (migration
+`0012_drop_status_created_index`): the index of (status, settled_at, id) that the payout
+reports read finds them, or the partial index that holds them. The settled hands, nearly all
+of them, are listed newest first by id, and the read stops at the page's end."""
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -60,13 +63,32 @@ def _plan(connection: Connection, statement: Statement) -> str:
     return "\n".join(str(row[-1]) for row in rows)
 
 
-def _plan_of_the_read(engine: Engine, read: Callable[[Session], object]) -> str:
-    """The plan of the one statement of `read` that picks hands by their status."""
+def _plan_of_the_read(
+    engine: Engine, read: Callable[[Session], object], picking: str = "hands.status ="
+) -> str:
+    """The plan of the one statement of `read` that picks hands by `picking`."""
     with _recorded(engine) as sent, Session(engine) as session:
         read(session)
-    (by_status,) = [statement for statement in sent if "hands.status =" in statement[0]]
+    (by_status,) = [statement for statement in sent if picking in statement[0]]
     with engine.connect() as connection:
         return _plan(connection, by_status)
+
+
+def _listing(status: HandStatus) -> Callable[[Session], object]:
+    """The back office's first page of hands in `status`."""
+
+    def listed(session: Session) -> object:
+        return hands.list_hands(
+            session,
+            player_id=None,
+            table_id=None,
+            status=status.value,
+            cursor=None,
+            limit=50,
+            reveal=False,
+        )
+
+    return listed
 
 
 def _found_by_status(plan: str) -> bool:
@@ -86,16 +108,12 @@ def test_the_audits_unsettled_stakes_are_found_by_their_status_in_an_index(engin
 def test_the_back_offices_list_of_hands_awaiting_a_decision_finds_them_by_status(
     engine: Engine,
 ) -> None:
-    def listed(session: Session) -> object:
-        return hands.list_hands(
-            session,
-            player_id=None,
-            table_id=None,
-            status=HandStatus.AWAITING_DECISION.value,
-            cursor=None,
-            limit=50,
-            reveal=False,
-        )
-
-    plan = _plan_of_the_read(engine, listed)
+    plan = _plan_of_the_read(engine, _listing(HandStatus.AWAITING_DECISION))
     assert _found_by_status(plan), plan
+
+
+def test_the_back_offices_list_of_settled_hands_reads_newest_first_and_sorts_nothing(
+    engine: Engine,
+) -> None:
+    plan = _plan_of_the_read(engine, _listing(HandStatus.SETTLED), picking="settled_at IS NOT")
+    assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
