@@ -302,7 +302,7 @@ def _settled_copy(source: Path, name: str) -> Iterator[Path]:
 
 READERS_ONLY_INDEXES: tuple[str, ...] = (
     "ix_hands_created_at",  # the audit of a period (hands by their creation)
-    "ix_hands_status_settled_at_id",  # the settled-hands report's keyset pages
+    "ix_hands_status_settled_at_id",  # the settled hands' pages; the hands awaiting a decision
     "ix_hands_table_id",  # the hands list filtered by table
     "ix_ledger_transactions_reference",  # a hand's postings by reference: audit, details
     "ix_ledger_entries_account_id_transaction_id",  # an account's statement

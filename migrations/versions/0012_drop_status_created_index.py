@@ -4,8 +4,11 @@
 ties the house resolves once overdue, the audit's unsettled stakes, the back office's list
 of them). `ix_hands_status_settled_at_id`, which the payout reports page through, leads
 with the status too, and finds those hands as fast; they are few (at most one a player), and
-sorting them by creation costs nothing. Every other read by status is of settled hands,
-nearly all of them, which reads the table or that same index.
+sorting them by creation costs nothing. (That is SQLite's choice on a database without
+statistics, as the service keeps it; one that an operator has run ANALYZE on may walk the
+index of `created_at` for the house's sweep instead, still one index read once in a while.)
+Every other read by status is of settled hands, nearly all of them, which reads the table or
+that same index.
 
 Every hand paid for the index it no longer needs: an entry at its creation and another at
 its settlement, and on SQLite a page of the WAL at each commit, 1.4 of the 32 pages a hand

@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pytest
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.orm import Session
 
 from api.domain.audit.integrity import check_held
@@ -23,15 +22,6 @@ BY_STATUS = ("ix_hands_status_settled_at_id", "uq_hands_one_unfinished_per_playe
 """The indexes that find the hands awaiting a decision without reading the others."""
 
 Statement = tuple[str, Any]
-
-
-@pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    engine = create_engine(database_url)
-    try:
-        yield engine
-    finally:
-        engine.dispose()
 
 
 @contextmanager

@@ -162,10 +162,13 @@ def test_history_filters_by_status_and_table(player: Caller) -> None:
 def test_history_filtered_to_settled_hands_lists_those_alone(player: Caller) -> None:
     table_id = standard_table_id(player)
     settled = play_until(player, table_id, "settled")
-    play_until(player, table_id, "awaiting_decision")
+    tie = play_until(player, table_id, "awaiting_decision")
+    decided = player.post(f"/v1/hands/{tie['id']}/decision", {"action": "surrender"}).json()
+    waiting = play_until(player, table_id, "awaiting_decision")
     listed = player.get("/v1/hands", status="settled").json()["items"]
     assert [h["status"] for h in listed] == ["settled"] * len(listed)
-    assert settled["id"] in {h["id"] for h in listed}
+    assert {settled["id"], decided["id"]} <= {h["id"] for h in listed}
+    assert waiting["id"] not in {h["id"] for h in listed}
 
 
 def test_a_malformed_cursor_is_a_validation_error(player: Caller) -> None:
