@@ -1,5 +1,7 @@
 """Hands through HTTP: dealing, deciding, money moved, history."""
 
+from typing import Any
+
 import pytest
 
 from api.db.database import Database
@@ -159,13 +161,25 @@ def test_history_filters_by_status_and_table(player: Caller) -> None:
     assert player.get("/v1/hands", table_id=table_id + 1000).json()["items"] == []
 
 
+def _every_page(player: Caller, **query: Any) -> list[dict[str, Any]]:
+    """Every hand of the history, page after page."""
+    items: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = player.get("/v1/hands", **query, **({"cursor": cursor} if cursor else {})).json()
+        items += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return items
+
+
 def test_history_filtered_to_settled_hands_lists_those_alone(player: Caller) -> None:
     table_id = standard_table_id(player)
     settled = play_until(player, table_id, "settled")
     tie = play_until(player, table_id, "awaiting_decision")
     decided = player.post(f"/v1/hands/{tie['id']}/decision", {"action": "surrender"}).json()
     waiting = play_until(player, table_id, "awaiting_decision")
-    listed = player.get("/v1/hands", status="settled").json()["items"]
+    listed = _every_page(player, status="settled")
     assert [h["status"] for h in listed] == ["settled"] * len(listed)
     assert {settled["id"], decided["id"]} <= {h["id"] for h in listed}
     assert waiting["id"] not in {h["id"] for h in listed}
