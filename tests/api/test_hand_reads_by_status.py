@@ -64,14 +64,14 @@ def _plan_of_the_read(
         return _plan(connection, by_status)
 
 
-def _listing(status: HandStatus) -> Callable[[Session], object]:
-    """The back office's first page of hands in `status`."""
+def _listing(status: HandStatus, table_id: int | None = None) -> Callable[[Session], object]:
+    """The back office's first page of hands in `status` (at one table)."""
 
     def listed(session: Session) -> object:
         return hands.list_hands(
             session,
             player_id=None,
-            table_id=None,
+            table_id=table_id,
             status=status.value,
             cursor=None,
             limit=50,
@@ -100,6 +100,13 @@ def test_the_back_offices_list_of_hands_awaiting_a_decision_finds_them_by_status
 ) -> None:
     plan = _plan_of_the_read(engine, _listing(HandStatus.AWAITING_DECISION))
     assert _found_by_status(plan), plan
+
+
+def test_a_tables_hands_awaiting_a_decision_are_found_by_status_not_through_its_history(
+    engine: Engine,
+) -> None:
+    plan = _plan_of_the_read(engine, _listing(HandStatus.AWAITING_DECISION, table_id=1))
+    assert _found_by_status(plan) and "ix_hands_table_id" not in plan, plan
 
 
 def test_the_back_offices_list_of_settled_hands_reads_newest_first_and_sorts_nothing(

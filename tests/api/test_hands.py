@@ -161,6 +161,15 @@ def test_history_filters_by_status_and_table(player: Caller) -> None:
     assert player.get("/v1/hands", table_id=table_id + 1000).json()["items"] == []
 
 
+def test_a_tables_hands_awaiting_a_decision_are_that_tables_alone(player: Caller) -> None:
+    table_id = standard_table_id(player)
+    waiting = play_until(player, table_id, "awaiting_decision")
+    listed = player.get("/v1/hands", status="awaiting_decision", table_id=table_id).json()
+    assert [h["id"] for h in listed["items"]] == [waiting["id"]]
+    elsewhere = player.get("/v1/hands", status="awaiting_decision", table_id=table_id + 1000)
+    assert elsewhere.json()["items"] == []
+
+
 def _every_page(player: Caller, **query: Any) -> list[dict[str, Any]]:
     """Every hand of the history, page after page."""
     items: list[dict[str, Any]] = []

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
 from api.db.memo import Memo, memo
@@ -333,6 +333,16 @@ def view_hand(
     return hand_details(record, session.get_one(SeedPair, record.seed_pair_id), reveal=reveal)
 
 
+def _at_table(table_id: int, *, awaiting_only: bool) -> ColumnElement[bool]:
+    """The filter on a hand's table. Beside the status awaiting a decision it is written
+    so that no index can serve it (`+ 0`): the hands awaiting a decision are a few, one a
+    player at most, and are found by their status, where SQLite would otherwise read the
+    table's whole history through its index, for the order that index gives."""
+    if awaiting_only:
+        return HandRecord.table_id + 0 == table_id
+    return HandRecord.table_id == table_id
+
+
 def list_hands(
     session: Session,
     *,
@@ -355,7 +365,8 @@ def list_hands(
     if player_id is not None:
         query = query.where(HandRecord.player_id == player_id)
     if table_id is not None:
-        query = query.where(HandRecord.table_id == table_id)
+        awaiting_only = status == HandStatus.AWAITING_DECISION
+        query = query.where(_at_table(table_id, awaiting_only=awaiting_only))
     if status == HandStatus.SETTLED:
         # A hand is settled once it has its settlement time. So written, the filter lets the
         # database read the hands newest first by id and stop at the page's end, where
