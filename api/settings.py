@@ -1,7 +1,7 @@
 """Service settings, read from `CASINO_WAR_*` environment variables."""
 
 from datetime import timedelta
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -98,12 +98,26 @@ class Settings(BaseSettings):
 
     @property
     def protection(self) -> ProtectionPolicy:
-        return ProtectionPolicy(
-            zone=self.time_zone,
-            start_hour=self.gaming_day_start_hour,
-            cooling_off=timedelta(seconds=self.limit_cooling_off_seconds),
-            idle_gap=timedelta(seconds=self.play_idle_gap_seconds),
+        return _protection(
+            self.time_zone,
+            self.gaming_day_start_hour,
+            self.limit_cooling_off_seconds,
+            self.play_idle_gap_seconds,
         )
+
+
+@lru_cache(maxsize=16)
+def _protection(
+    zone: ZoneInfo, start_hour: int, cooling_off_seconds: int, idle_gap_seconds: int
+) -> ProtectionPolicy:
+    """Built once for each setting of it: every hand placed asks for it. (Kept out of the
+    settings themselves, whose copies with other values would carry it along.)"""
+    return ProtectionPolicy(
+        zone=zone,
+        start_hour=start_hour,
+        cooling_off=timedelta(seconds=cooling_off_seconds),
+        idle_gap=timedelta(seconds=idle_gap_seconds),
+    )
 
 
 @cache

@@ -13,12 +13,13 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache, partial
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
+import msgspec
 from sqlalchemy.orm import Session
 
 from api.db.database import Database
@@ -26,6 +27,7 @@ from api.domain.players.turn import PLAYER_LOCK, ReadAfterLock, note_locked, not
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
 from api.http.schemas import ResponseBody
+from ledger.chain import is_flat_and_plain
 from ledger.driver import Driver, Sql, driver_of
 
 HEADER = "Idempotency-Key"
@@ -87,8 +89,28 @@ class _Stored(NamedTuple):
 
 def fingerprint(method: str, path: str, body: Any) -> str:
     """What 'the same request' means: the same method, path and (canonical) JSON body."""
-    canonical = json.dumps([method, path, body], sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(_canonical_request(method, path, body)).hexdigest()
+
+
+_SORTED_JSON: Final = msgspec.json.Encoder(order="sorted")
+
+
+def _canonical_request(method: str, path: str, body: Any) -> bytes:
+    """The bytes `json.dumps` writes of the request, sorted, compact and ASCII: every key
+    ever recorded is of them. A flat body of plain values (every command on the hot path
+    sends one) is written by msgspec in a tenth of the time, where that gives the same
+    bytes. The two escape alike (`ledger.chain`) but for what `json.dumps` escapes to ASCII
+    and msgspec leaves as it is, a character past `~`, or cannot write, a lone surrogate:
+    those are written by `json.dumps` (`tests/api/test_idempotency_fingerprint.py`)."""
+    if type(body) is dict and is_flat_and_plain(body):
+        with suppress(UnicodeEncodeError):  # a lone surrogate, which json.dumps escapes
+            encoded = _SORTED_JSON.encode([method, path, body])
+            if encoded.isascii() and _DELETE not in encoded:
+                return encoded
+    return json.dumps([method, path, body], sort_keys=True, separators=(",", ":")).encode()
+
+
+_DELETE: Final = b"\x7f"
 
 
 def advisory_lock_key(caller: str, key: str) -> int:

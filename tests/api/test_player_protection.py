@@ -276,3 +276,11 @@ def test_a_weekly_wager_limit_runs_by_the_gaming_week_of_the_configured_zone(
         assert available(player) == before
         clock.move_to(datetime(2026, 7, 6, 4, 1, tzinfo=UTC))  # Monday 00:01 in New York
         assert _surrendered_bet(player, 100).status_code == 201
+
+
+def test_the_policy_is_the_one_its_settings_give_copies_included(settings: Settings) -> None:
+    assert settings.protection is settings.protection  # built once, not per hand
+    quicker = settings.model_copy(update={"play_idle_gap_seconds": 5, "gaming_day_start_hour": 6})
+    assert quicker.protection.idle_gap == timedelta(seconds=5)
+    assert quicker.protection.start_hour == 6
+    assert settings.protection.idle_gap == timedelta(seconds=settings.play_idle_gap_seconds)

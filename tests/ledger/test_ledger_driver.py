@@ -2,16 +2,20 @@
 sent when something must reach the server anyway, in order with everything else."""
 
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import psycopg
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ledger.database import make_engine
-from ledger.driver import Driver, Sql, driver_of
+from ledger.driver import Driver, Sql, driver_of, sqlite_time
+from ledger.schema import UTCDateTime
 
 
 def test_named_parameters_become_pyformat_for_postgresql_and_stay_named_for_sqlite() -> None:
@@ -29,6 +33,20 @@ def test_rows_are_locked_on_postgresql_only() -> None:
 def test_casts_and_times_are_not_taken_for_parameters() -> None:
     statement = Sql.of("SELECT x::text, '12:30' FROM t WHERE id = :id")
     assert statement.postgresql == "SELECT x::text, '12:30' FROM t WHERE id = %(id)s"
+
+
+# Away from the calendar's ends, where moving to UTC would leave it.
+@given(st.datetimes(datetime(2, 1, 1), datetime(9998, 12, 31), timezones=st.timezones()))
+def test_a_time_is_written_for_sqlite_as_sqlalchemys_processors_write_it(moment: datetime) -> None:
+    dialect = make_engine("sqlite://").dialect
+    processor = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert processor is not None
+    assert sqlite_time(moment) == processor(moment)
+
+
+def test_a_time_without_a_zone_is_refused_for_sqlite() -> None:
+    with pytest.raises(ValueError, match="naive"):
+        sqlite_time(datetime(2026, 11, 27, 12, 0))
 
 
 # Writes whose result nobody reads: on PostgreSQL queued until something must reach the
