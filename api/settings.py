@@ -99,7 +99,7 @@ class Settings(BaseSettings):
     @property
     def protection(self) -> ProtectionPolicy:
         return _protection(
-            self.time_zone,
+            self.gaming_day_timezone,
             self.gaming_day_start_hour,
             self.limit_cooling_off_seconds,
             self.play_idle_gap_seconds,
@@ -108,12 +108,12 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=16)
 def _protection(
-    zone: ZoneInfo, start_hour: int, cooling_off_seconds: int, idle_gap_seconds: int
+    zone: str, start_hour: int, cooling_off_seconds: int, idle_gap_seconds: int
 ) -> ProtectionPolicy:
     """Built once for each setting of it: every hand placed asks for it. (Kept out of the
     settings themselves, whose copies with other values would carry it along.)"""
     return ProtectionPolicy(
-        zone=zone,
+        zone=ZoneInfo(zone),
         start_hour=start_hour,
         cooling_off=timedelta(seconds=cooling_off_seconds),
         idle_gap=timedelta(seconds=idle_gap_seconds),

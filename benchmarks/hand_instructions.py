@@ -3,7 +3,8 @@
 
 `benchmarks.server_instructions` counts a server, loaded as the goals load it, but its hands
 deal from fresh random seeds: the ties (a second request each) differ from run to run, and
-so does the count, by about 1-2%, more than many a lever is worth. This counts
+so does the count (the same hands counted in process on fresh seeds moved by up to 1.7%),
+more than many a lever is worth. This counts
 `benchmarks.hand_once` twice under callgrind, `small` and then `large` hands on the same
 pinned seeds, numbered keys and a fresh SQLite database: the difference over the difference
 in hands is what one more hand costs the service in process (its hot path, or Litestar's

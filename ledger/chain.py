@@ -46,7 +46,7 @@ def stored_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
 
 def is_flat_and_plain(metadata: Mapping[str, Any]) -> bool:
     """Whether `metadata` maps `str` keys to plain values (`_are_plain`): what msgspec
-    writes as `json.dumps` does."""
+    writes as `canonical_json` (`json.dumps` without its ASCII escapes) does."""
     return all(type(key) is str for key in metadata) and _are_plain(metadata.values())
 
 

@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
 
@@ -42,7 +42,7 @@ from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from ledger.schema import UTCDateTime
+from ledger.schema import UTCDateTime, sqlite_time
 
 _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
 _FOR_UPDATE = "{for_update}"
@@ -80,19 +80,16 @@ class _Conversions:
 
 @lru_cache(maxsize=16)
 def _conversions(dialect: Dialect) -> _Conversions:
-    """The dialect's own processors (psycopg's JSON wrapper, SQLite's time format); an engine
-    has one dialect for its whole life, so they are looked up once per engine."""
+    """The dialect's own processors (psycopg's JSON wrapper; SQLite's time, `sqlite_time`):
+    an engine has one dialect for its whole life, so they are looked up once per engine."""
     json_impl = JSON().dialect_impl(dialect)
     time_impl = UTCDateTime().dialect_impl(dialect)
     time_processor = time_impl.bind_processor(dialect)
     time_reader = time_impl.result_processor(dialect, None)
     json_processor = json_impl.bind_processor(dialect)
 
-    def time(moment: datetime) -> Any:
+    def processed_time(moment: datetime) -> Any:
         return time_processor(moment) if time_processor is not None else moment
-
-    if dialect.name == "sqlite":
-        time = sqlite_time
 
     def read_time(stored: Any) -> datetime:
         moment = time_reader(stored) if time_reader is not None else stored
@@ -102,17 +99,8 @@ def _conversions(dialect: Dialect) -> _Conversions:
     def as_json(value: Any) -> Any:
         return json_processor(value) if json_processor is not None else value
 
+    time = sqlite_time if dialect.name == "sqlite" else processed_time
     return _Conversions(time, read_time, as_json)
-
-
-def sqlite_time(moment: datetime) -> str:
-    """The text SQLAlchemy's processors make of a time for SQLite (`UTCDateTime`: naive UTC,
-    to the microsecond), written at once: through them it took four calls and a format of
-    seven named fields, four times a hand (`tests/ledger/test_ledger_driver.py` holds the
-    two equal)."""
-    if moment.tzinfo is None:
-        raise ValueError("naive datetime: the ledger stores timezone-aware UTC times")
-    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
 
 
 @dataclass(slots=True)

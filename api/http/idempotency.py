@@ -93,6 +93,7 @@ def fingerprint(method: str, path: str, body: Any) -> str:
 
 
 _SORTED_JSON: Final = msgspec.json.Encoder(order="sorted")
+_DELETE: Final = b"\x7f"
 
 
 def _canonical_request(method: str, path: str, body: Any) -> bytes:
@@ -101,16 +102,15 @@ def _canonical_request(method: str, path: str, body: Any) -> bytes:
     sends one) is written by msgspec in a tenth of the time, where that gives the same
     bytes. The two escape alike (`ledger.chain`) but for what `json.dumps` escapes to ASCII
     and msgspec leaves as it is, a character past `~`, or cannot write, a lone surrogate:
-    those are written by `json.dumps` (`tests/api/test_idempotency_fingerprint.py`)."""
-    if type(body) is dict and is_flat_and_plain(body):
+    those are written by `json.dumps` (`tests/api/test_idempotency_fingerprint.py`). The
+    fast path rests on the ledger's "plain" meaning exactly `str`, `bool`, None and 64-bit
+    `int`, whose text the two encoders write alike."""
+    if type(method) is str and type(path) is str and type(body) is dict and is_flat_and_plain(body):
         with suppress(UnicodeEncodeError):  # a lone surrogate, which json.dumps escapes
             encoded = _SORTED_JSON.encode([method, path, body])
             if encoded.isascii() and _DELETE not in encoded:
                 return encoded
     return json.dumps([method, path, body], sort_keys=True, separators=(",", ":")).encode()
-
-
-_DELETE: Final = b"\x7f"
 
 
 def advisory_lock_key(caller: str, key: str) -> int:

@@ -31,6 +31,17 @@ def test_a_flat_body_of_plain_values_is_fingerprinted_as_json_dumps_writes_it(
     assert fingerprint(method, path, body) == _reference(method, path, body)
 
 
+_ASCII = st.text(st.characters(max_codepoint=0x7F))  # controls and DEL included
+_PLAIN_ASCII = st.none() | st.booleans() | st.integers() | _ASCII
+
+
+@given(_ASCII, _ASCII, st.dictionaries(_ASCII, _PLAIN_ASCII))
+def test_an_ascii_request_is_fingerprinted_as_json_dumps_writes_it(
+    method: str, path: str, body: dict[str, Any]
+) -> None:
+    assert fingerprint(method, path, body) == _reference(method, path, body)
+
+
 @given(_ANY_JSON)
 def test_any_json_body_is_fingerprinted_as_json_dumps_writes_it(body: Any) -> None:
     assert fingerprint("POST", "/v1/hands", body) == _reference("POST", "/v1/hands", body)

@@ -14,8 +14,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ledger.database import make_engine
-from ledger.driver import Driver, Sql, driver_of, sqlite_time
-from ledger.schema import UTCDateTime
+from ledger.driver import Driver, Sql, driver_of
+from ledger.schema import UTCDateTime, sqlite_time
 
 
 def test_named_parameters_become_pyformat_for_postgresql_and_stay_named_for_sqlite() -> None:
@@ -35,13 +35,15 @@ def test_casts_and_times_are_not_taken_for_parameters() -> None:
     assert statement.postgresql == "SELECT x::text, '12:30' FROM t WHERE id = %(id)s"
 
 
+_SQLITE = make_engine("sqlite://").dialect
+_SQLITES_TIME_PROCESSOR = UTCDateTime().dialect_impl(_SQLITE).bind_processor(_SQLITE)
+
+
 # Away from the calendar's ends, where moving to UTC would leave it.
 @given(st.datetimes(datetime(2, 1, 1), datetime(9998, 12, 31), timezones=st.timezones()))
 def test_a_time_is_written_for_sqlite_as_sqlalchemys_processors_write_it(moment: datetime) -> None:
-    dialect = make_engine("sqlite://").dialect
-    processor = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
-    assert processor is not None
-    assert sqlite_time(moment) == processor(moment)
+    assert _SQLITES_TIME_PROCESSOR is not None
+    assert sqlite_time(moment) == _SQLITES_TIME_PROCESSOR(moment)
 
 
 def test_a_time_without_a_zone_is_refused_for_sqlite() -> None:
