@@ -95,11 +95,22 @@ def test_the_audits_unsettled_stakes_are_found_by_their_status_in_an_index(engin
     assert _found_by_status(plan), plan
 
 
-def test_the_back_offices_list_of_hands_awaiting_a_decision_finds_them_by_status(
+def _sorts(plan: str) -> bool:
+    return "TEMP B-TREE" in plan or "Sort" in plan
+
+
+def _in_order_on_sqlite(engine: Engine, plan: str) -> bool:
+    """SQLite reads the hands awaiting a decision in the page's order. PostgreSQL may read
+    the partial index that holds those hands alone and sort them: they are a few, one a
+    player at most, whatever the history."""
+    return engine.dialect.name != "sqlite" or not _sorts(plan)
+
+
+def test_the_back_offices_list_of_hands_awaiting_a_decision_finds_them_by_status_in_order(
     engine: Engine,
 ) -> None:
     plan = _plan_of_the_read(engine, _listing(HandStatus.AWAITING_DECISION))
-    assert _found_by_status(plan), plan
+    assert _found_by_status(plan) and _in_order_on_sqlite(engine, plan), plan
 
 
 def test_a_tables_hands_awaiting_a_decision_are_found_by_status_not_through_its_history(
@@ -107,10 +118,11 @@ def test_a_tables_hands_awaiting_a_decision_are_found_by_status_not_through_its_
 ) -> None:
     plan = _plan_of_the_read(engine, _listing(HandStatus.AWAITING_DECISION, table_id=1))
     assert _found_by_status(plan) and "ix_hands_table_id" not in plan, plan
+    assert _in_order_on_sqlite(engine, plan), plan
 
 
 def test_the_back_offices_list_of_settled_hands_reads_newest_first_and_sorts_nothing(
     engine: Engine,
 ) -> None:
     plan = _plan_of_the_read(engine, _listing(HandStatus.SETTLED), picking="settled_at IS NOT")
-    assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+    assert not _sorts(plan), plan
