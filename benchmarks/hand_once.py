@@ -55,7 +55,7 @@ def pinned_seeds() -> Iterator[None]:
             setattr(seeds, name, original)
 
 
-class Player:
+class AsgiPlayer:
     """A funded player's requests, handed to `app` as an ASGI server hands them."""
 
     def __init__(self, app: Litestar, token: str, table_id: int) -> None:
@@ -124,21 +124,10 @@ async def play(directory: Path, hands: int, *, hot_path: bool = True) -> int:
     migrations.upgrade(url)
     app = create_app(Settings(database_url=url, token_cache_seconds=3600, hot_path=hot_path))
     async with AsyncTestClient(app=app, base_url="http://hand-once.local") as client:
-        operator = {"Authorization": f"Bearer {http_load.operator_token(url)}"}
-        created = await client.post(
-            "/v1/players",
-            json={"display_name": "hand once"},
-            headers={**operator, "Idempotency-Key": "player"},
-        )
-        player_id, token = created.json()["id"], created.json()["token"]
-        await client.post(
-            "/v1/cashier/deposits",
-            json={"player_id": player_id, "amount": 10**12, "currency": "USD"},
-            headers={**operator, "Idempotency-Key": "deposit"},
-        )
-        tables = (await client.get("/v1/tables", headers=operator)).json()["items"]
-        table_id = next(table["id"] for table in tables if table["name"] == "standard")
-        player = Player(app, token, table_id)
+        client.headers["Authorization"] = f"Bearer {http_load.operator_token(url)}"
+        funded = await http_load.funded_player(client, 0, deposit=10**12)
+        tables = (await client.get("/v1/tables")).json()
+        player = AsgiPlayer(app, funded.token, http_load.standard_table_in(tables))
         await player.play(WARM_UP_HANDS)
         return await player.play(hands)
 

@@ -234,7 +234,9 @@ def _checked(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
-async def _create_player(client: httpx.AsyncClient, number: int, deposit: int) -> Player:
+async def funded_player(client: httpx.AsyncClient, number: int, deposit: int) -> Player:
+    """A player created through the API by the operator `client` speaks for, with `deposit`
+    in their wallet."""
     created = _checked(
         await client.post(
             "/v1/players",
@@ -258,7 +260,7 @@ async def _create_players(base_url: str, operator: str, count: int, deposit: int
         base_url=base_url, headers=headers, timeout=60, verify=tls_context()
     ) as client:
         return list(
-            await asyncio.gather(*(_create_player(client, n, deposit) for n in range(count)))
+            await asyncio.gather(*(funded_player(client, n, deposit) for n in range(count)))
         )
 
 
@@ -270,7 +272,12 @@ def create_players(base_url: str, operator: str, count: int, deposit: int) -> li
 def standard_table(base_url: str, token: str) -> int:
     with httpx.Client(base_url=base_url, timeout=60, verify=tls_context()) as client:
         page = _checked(client.get("/v1/tables", headers={"Authorization": f"Bearer {token}"}))
-    return next(int(t["id"]) for t in page["items"] if t["name"] == "standard")
+    return standard_table_in(page)
+
+
+def standard_table_in(tables: dict[str, Any]) -> int:
+    """The standard table's id in a page of `GET /v1/tables`."""
+    return next(int(t["id"]) for t in tables["items"] if t["name"] == "standard")
 
 
 def idle_latency_ms(base_url: str, samples: int = 20) -> float:

@@ -42,8 +42,13 @@ def test_the_seeds_are_the_services_own_again_once_the_run_is_over() -> None:
 
 
 def test_the_framework_path_plays_the_same_hands(tmp_path: Path) -> None:
+    hot, framework = tmp_path / "hot", tmp_path / "framework"
+    for directory in (hot, framework):
+        directory.mkdir()
     with pinned_seeds():
-        assert asyncio.run(play(tmp_path, HANDS, hot_path=False)) >= HANDS
+        asyncio.run(play(hot, HANDS))
+        assert asyncio.run(play(framework, HANDS, hot_path=False)) >= HANDS
+    assert _cards(framework / "hands.db") == _cards(hot / "hands.db")
 
 
 @pytest.mark.parametrize("sizes", [["--small", "5", "--large", "5"], ["--small", "0"]])
