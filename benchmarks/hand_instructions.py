@@ -1,5 +1,5 @@
 """Instructions a hand in process, the same cards every run:
-`python -m benchmarks.hand_instructions [--small 200] [--large 600] [--framework]`.
+`python -m benchmarks.hand_instructions [--small 200] [--large 600] [--layers LAYER ...]`.
 
 `benchmarks.server_instructions` counts a server, loaded as the goals load it, but its hands
 deal from fresh random seeds: the ties (a second request each) differ from run to run, and
@@ -8,27 +8,31 @@ more than many a lever is worth. This counts
 `benchmarks.hand_once` twice under callgrind, `small` and then `large` hands on the same
 pinned seeds, numbered keys and a fresh SQLite database: the difference over the difference
 in hands is what one more hand costs the service in process (its hot path, or Litestar's
-route with `--framework`), SQLite included, sockets and the server's loop left out. The
-same command on two builds compares them hand for hand (docs/performance.md, "Comparing two
-builds").
+route with `--layers framework`), SQLite included, sockets and the server's loop left out.
+The same command on two builds compares them hand for hand (docs/performance.md, "Comparing
+two builds"). Given several layers (`benchmarks.hand_once`'s `--layer`), it counts each on
+the same cards, and the difference between two is what the outer one adds to a hand
+(docs/performance.md, "A hand's instructions by layer").
 """
 
 import argparse
 import json
 import sys
 
+from benchmarks.hand_once import LAYERS, Layer
 from benchmarks.instructions import count_instructions, per_unit
 
 
-def count(hands: int, *, framework: bool = False) -> int:
-    command = [sys.executable, "-m", "benchmarks.hand_once", str(hands)]
-    return count_instructions([*command, "--framework"] if framework else command)
+def count(hands: int, *, layer: Layer = "hot_path") -> int:
+    return count_instructions(
+        [sys.executable, "-m", "benchmarks.hand_once", str(hands), "--layer", layer]
+    )
 
 
-def measure(small: int, large: int, *, framework: bool = False) -> dict[str, object]:
-    counts = {hands: count(hands, framework=framework) for hands in (small, large)}
+def measure(small: int, large: int, *, layer: Layer = "hot_path") -> dict[str, object]:
+    counts = {hands: count(hands, layer=layer) for hands in (small, large)}
     return {
-        "path": "framework" if framework else "hot_path",
+        "layer": layer,
         "instructions": {str(hands): total for hands, total in counts.items()},
         "instructions_per_hand": round(per_unit((small, counts[small]), (large, counts[large]))),
     }
@@ -38,11 +42,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", type=int, default=200, help="hands of the smaller run")
     parser.add_argument("--large", type=int, default=600, help="hands of the larger run")
-    parser.add_argument("--framework", action="store_true", help="Litestar's routes alone")
+    parser.add_argument(
+        "--layers", nargs="+", choices=LAYERS, default=["hot_path"], help="each counted apart"
+    )
     arguments = parser.parse_args(argv)
     if not 0 < arguments.small < arguments.large:
         parser.error("--large must be more hands than --small, and both positive")
-    print(json.dumps(measure(arguments.small, arguments.large, framework=arguments.framework)))
+    for layer in arguments.layers:
+        print(json.dumps(measure(arguments.small, arguments.large, layer=layer)), flush=True)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,16 @@ numbered, so a count repeats and two builds compare hand for hand. The requests 
 to the application as the server hands them (ASGI, the hot path in front unless
 `--framework`), without sockets: what is counted is the service's own work, its
 `Idempotency-Key` and its answer's bytes included, and SQLite's.
+
+`--layer` plays the same hands through less of the service, each layer inside the one
+before it, so that two counts price what a layer adds (docs/performance.md, "A hand's
+instructions by layer"): `hot_path` (the default) and `framework` hand HTTP requests to the
+application; `command` runs the hot path's operations through `Idempotency.execute`, as
+`api.http.hot_path` does once a request is accepted (the key's fingerprint, claim and
+record, no HTTP); `unit` runs those operations alone, each in a unit of work of its own
+(the hand's reads, game, writes and COMMIT); `transaction` runs a unit of work with nothing
+in it, once a request the hands would make (what the unit of work's BEGIN, COMMIT and the
+code around them cost).
 """
 
 import argparse
@@ -20,16 +30,23 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, cast, get_args
 
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
 import api.domain.seeds.service as seeds
 import migrations
-from api.app import create_app
+from api.app import HOT_COMMANDS, create_app
+from api.domain.hands.schemas import HandView
+from api.domain.tokens.service import Principal
+from api.http.hot_path import HotCall, HotCommand
+from api.http.idempotency import fingerprint
 from api.settings import Settings
 from benchmarks import http_load
+
+Layer = Literal["hot_path", "framework", "command", "unit", "transaction"]
+LAYERS: tuple[Layer, ...] = get_args(Layer)
 
 WARM_UP_HANDS = 50
 PINNED_SERVER_SEED = "5eed" * 16
@@ -55,13 +72,18 @@ def pinned_seeds() -> Iterator[None]:
             setattr(seeds, name, original)
 
 
+class Player(Protocol):
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The answer's status and JSON body."""
+        ...
+
+
 class AsgiPlayer:
     """A funded player's requests, handed to `app` as an ASGI server hands them."""
 
-    def __init__(self, app: Litestar, token: str, table_id: int) -> None:
+    def __init__(self, app: Litestar, token: str) -> None:
         self._app = app
         self._token = token.encode()
-        self._table_id = table_id
         self._keys: Iterator[int] = itertools.count()
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -100,45 +122,94 @@ class AsgiPlayer:
         answer = b"".join(message.get("body", b"") for message in sent[1:])
         return int(sent[0]["status"]), json.loads(answer)
 
-    async def play(self, hands: int) -> int:
-        """`hands` hands, each tie to war; the requests made."""
-        requests = 0
-        for _ in range(hands):
-            status, hand = await self.post("/v1/hands", {"table_id": self._table_id, "bet": 100})
+
+class InnerPlayer:
+    """A funded player's requests, run through less of the service than HTTP (`--layer`):
+    the hot path's own operations, built as it builds them for an accepted request."""
+
+    def __init__(self, app: Litestar, principal: Principal, layer: Layer) -> None:
+        self._state = app.state
+        self._principal = principal
+        self._layer = layer
+        self._keys: Iterator[int] = itertools.count()
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if self._layer == "transaction":
+            with self._state.database.transaction():
+                return 201, {"status": "settled"}
+        command, call = self._call(path, body)
+        operation = command.operation(call)
+        if self._layer == "command":
+            answer = await self._state.idempotency.execute(
+                self._principal,
+                f"hand-once-{self._layer}-{next(self._keys):012d}",
+                fingerprint("POST", path, call.body.model_dump(mode="json")),
+                operation,
+                status_code=command.status_code,
+            )
+            return answer.status, cast(dict[str, Any], answer.body)
+        with self._state.database.transaction() as session:
+            hand = cast(HandView, operation(session))
+        return command.status_code, {"id": hand.id, "status": hand.status}
+
+    def _call(self, path: str, body: dict[str, Any]) -> tuple[HotCommand, HotCall]:
+        for command in HOT_COMMANDS:
+            matched = command.path.fullmatch(path)
+            if matched is not None:
+                ids = tuple(int(group) for group in matched.groups())
+                data = command.body.model_validate(body)
+                return command, HotCall(ids, data, self._principal, self._state.settings)
+        raise ValueError(f"no command on the hot path serves {path}")
+
+
+async def play_hands(player: Player, table_id: int, hands: int) -> int:
+    """`hands` hands, each tie to war; the requests made."""
+    requests = 0
+    for _ in range(hands):
+        status, hand = await player.post("/v1/hands", {"table_id": table_id, "bet": 100})
+        requests += 1
+        if status != 201:
+            raise RuntimeError(f"a hand was refused: {status} {hand}")
+        if hand["status"] == "awaiting_decision":
+            decision = f"/v1/hands/{hand['id']}/decision"
+            status, hand = await player.post(decision, {"action": "war"})
             requests += 1
-            if status != 201:
-                raise RuntimeError(f"a hand was refused: {status} {hand}")
-            if hand["status"] == "awaiting_decision":
-                decision = f"/v1/hands/{hand['id']}/decision"
-                status, hand = await self.post(decision, {"action": "war"})
-                requests += 1
-                if status != 200:
-                    raise RuntimeError(f"a decision was refused: {status} {hand}")
-        return requests
+            if status != 200:
+                raise RuntimeError(f"a decision was refused: {status} {hand}")
+    return requests
 
 
-async def play(directory: Path, hands: int, *, hot_path: bool = True) -> int:
-    """A funded player's `hands` hands after the warm-up, on a fresh database in
-    `directory`; the requests they made."""
+async def play(directory: Path, hands: int, *, layer: Layer = "hot_path") -> int:
+    """A funded player's `hands` hands through `layer`, after a warm-up over HTTP, on a
+    fresh database in `directory`; the requests (or, for `transaction`, the empty units of
+    work) they made."""
     url = f"sqlite:///{directory / 'hands.db'}"
     migrations.upgrade(url)
-    app = create_app(Settings(database_url=url, token_cache_seconds=3600, hot_path=hot_path))
+    settings = Settings(database_url=url, token_cache_seconds=3600, hot_path=layer != "framework")
+    app = create_app(settings)
     async with AsyncTestClient(app=app, base_url="http://hand-once.local") as client:
         client.headers["Authorization"] = f"Bearer {http_load.operator_token(url)}"
         funded = await http_load.funded_player(client, 0, deposit=10**12)
-        tables = (await client.get("/v1/tables")).json()
-        player = AsgiPlayer(app, funded.token, http_load.standard_table_in(tables))
-        await player.play(WARM_UP_HANDS)
-        return await player.play(hands)
+        table_id = http_load.standard_table_in((await client.get("/v1/tables")).json())
+        over_http = AsgiPlayer(app, funded.token)
+        await play_hands(over_http, table_id, WARM_UP_HANDS)
+        if layer in ("hot_path", "framework"):
+            return await play_hands(over_http, table_id, hands)
+        principal = await app.state.authenticator.known_caller(
+            f"Bearer {funded.token}", "127.0.0.1"
+        )
+        if principal is None:
+            raise RuntimeError("the funded player's token was refused")
+        return await play_hands(InnerPlayer(app, principal, layer), table_id, hands)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("hands", type=int)
-    parser.add_argument("--framework", action="store_true", help="without the hot path")
+    parser.add_argument("--layer", choices=LAYERS, default="hot_path", help="how far in to play")
     arguments = parser.parse_args(argv)
     with pinned_seeds(), tempfile.TemporaryDirectory(prefix="casino-war-hand-once-") as directory:
-        asyncio.run(play(Path(directory), arguments.hands, hot_path=not arguments.framework))
+        asyncio.run(play(Path(directory), arguments.hands, layer=arguments.layer))
 
 
 if __name__ == "__main__":

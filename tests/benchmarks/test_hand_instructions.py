@@ -10,7 +10,7 @@ import pytest
 
 import api.domain.seeds.service as seeds
 from benchmarks.hand_instructions import main
-from benchmarks.hand_once import pinned_seeds, play
+from benchmarks.hand_once import WARM_UP_HANDS, Layer, pinned_seeds, play
 
 HANDS = 40
 
@@ -41,14 +41,21 @@ def test_the_seeds_are_the_services_own_again_once_the_run_is_over() -> None:
     assert vars(seeds)["new_server_seed"] is server
 
 
-def test_the_framework_path_plays_the_same_hands(tmp_path: Path) -> None:
-    hot, framework = tmp_path / "hot", tmp_path / "framework"
-    for directory in (hot, framework):
+@pytest.mark.parametrize("layer", ["framework", "command", "unit"])
+def test_each_layer_plays_the_hands_the_hot_path_plays(tmp_path: Path, layer: Layer) -> None:
+    hot, inner = tmp_path / "hot", tmp_path / layer
+    for directory in (hot, inner):
         directory.mkdir()
     with pinned_seeds():
-        asyncio.run(play(hot, HANDS))
-        assert asyncio.run(play(framework, HANDS, hot_path=False)) >= HANDS
-    assert _cards(framework / "hands.db") == _cards(hot / "hands.db")
+        requests = asyncio.run(play(hot, HANDS))
+        assert asyncio.run(play(inner, HANDS, layer=layer)) == requests
+    assert _cards(inner / "hands.db") == _cards(hot / "hands.db")
+
+
+def test_the_transaction_layer_runs_an_empty_unit_of_work_a_hand(tmp_path: Path) -> None:
+    with pinned_seeds():
+        assert asyncio.run(play(tmp_path, HANDS, layer="transaction")) == HANDS
+    assert len(_cards(tmp_path / "hands.db")) == WARM_UP_HANDS
 
 
 @pytest.mark.parametrize("sizes", [["--small", "5", "--large", "5"], ["--small", "0"]])
