@@ -1,14 +1,14 @@
 """The hands that `benchmarks.hand_instructions` counts, alone in their process:
-`python -m benchmarks.hand_once HANDS [--framework]` plays HANDS hands through the service's
-ASGI application in this process, on a fresh SQLite database, after a warm-up.
+`python -m benchmarks.hand_once HANDS [--layer LAYER]` plays HANDS hands through the
+service's ASGI application in this process, on a fresh SQLite database, after a warm-up.
 
 Served hands deal from fresh random seeds, so two runs play different cards: a run with a
 few more ties than the other (a tie costs a second request) moves its count by more than a
 lever worth a percent. Here every run deals the same cards: the player's seeds are pinned
 (their service's seed generators replaced in this process alone) and the Idempotency-Keys
 numbered, so a count repeats and two builds compare hand for hand. The requests are handed
-to the application as the server hands them (ASGI, the hot path in front unless
-`--framework`), without sockets: what is counted is the service's own work, its
+to the application as the server hands them (ASGI, the hot path in front unless `--layer
+framework`), without sockets: what is counted is the service's own work, its
 `Idempotency-Key` and its answer's bytes included, and SQLite's.
 
 `--layer` plays the same hands through less of the service, each layer inside the one
@@ -17,9 +17,10 @@ instructions by layer"): `hot_path` (the default) and `framework` hand HTTP requ
 application; `command` runs the hot path's operations through `Idempotency.execute`, as
 `api.http.hot_path` does once a request is accepted (the key's fingerprint, claim and
 record, no HTTP); `unit` runs those operations alone, each in a unit of work of its own
-(the hand's reads, game, writes and COMMIT); `transaction` runs a unit of work with nothing
-in it, once a request the hands would make (what the unit of work's BEGIN, COMMIT and the
-code around them cost).
+(the hand's reads, game, writes and COMMIT, and its answer dumped as the key's record
+dumps it); `transaction` runs a unit of work with nothing in it, once a hand (what a unit
+of work's BEGIN, COMMIT and the code around them cost: a hand makes 1.08 units on these
+cards, a tie being a second request).
 """
 
 import argparse
@@ -38,7 +39,6 @@ from litestar.testing import AsyncTestClient
 import api.domain.seeds.service as seeds
 import migrations
 from api.app import HOT_COMMANDS, create_app
-from api.domain.hands.schemas import HandView
 from api.domain.tokens.service import Principal
 from api.http.hot_path import HotCall, HotCommand
 from api.http.idempotency import fingerprint
@@ -73,7 +73,9 @@ def pinned_seeds() -> Iterator[None]:
 
 
 class Player(Protocol):
-    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """What `play_hands` plays through: HTTP, or a layer inside it."""
+
+    async def post(self, path: str, body: dict[str, Any], /) -> tuple[int, dict[str, Any]]:
         """The answer's status and JSON body."""
         ...
 
@@ -123,43 +125,75 @@ class AsgiPlayer:
         return int(sent[0]["status"]), json.loads(answer)
 
 
-class InnerPlayer:
-    """A funded player's requests, run through less of the service than HTTP (`--layer`):
-    the hot path's own operations, built as it builds them for an accepted request."""
+def _hot_call(
+    path: str, body: dict[str, Any], principal: Principal, settings: Settings
+) -> tuple[HotCommand, HotCall]:
+    """The hot path's command for `path`, and its call, as it builds them for a request it
+    accepts."""
+    for command in HOT_COMMANDS:
+        matched = command.path.fullmatch(path)
+        if matched is not None:
+            ids = tuple(int(group) for group in matched.groups())
+            data = command.body.model_validate(body)
+            return command, HotCall(ids, data, principal, settings)
+    raise ValueError(f"no command on the hot path serves {path}")
 
-    def __init__(self, app: Litestar, principal: Principal, layer: Layer) -> None:
+
+class CommandPlayer:
+    """A player's requests through `Idempotency.execute`, as the hot path runs an accepted
+    one: the key's fingerprint, claim and record, no HTTP."""
+
+    def __init__(self, app: Litestar, principal: Principal) -> None:
         self._state = app.state
         self._principal = principal
-        self._layer = layer
         self._keys: Iterator[int] = itertools.count()
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if self._layer == "transaction":
-            with self._state.database.transaction():
-                return 201, {"status": "settled"}
-        command, call = self._call(path, body)
-        operation = command.operation(call)
-        if self._layer == "command":
-            answer = await self._state.idempotency.execute(
-                self._principal,
-                f"hand-once-{self._layer}-{next(self._keys):012d}",
-                fingerprint("POST", path, call.body.model_dump(mode="json")),
-                operation,
-                status_code=command.status_code,
-            )
-            return answer.status, cast(dict[str, Any], answer.body)
-        with self._state.database.transaction() as session:
-            hand = cast(HandView, operation(session))
-        return command.status_code, {"id": hand.id, "status": hand.status}
+        command, call = _hot_call(path, body, self._principal, self._state.settings)
+        answer = await self._state.idempotency.execute(
+            self._principal,
+            # apart from the warm-up's keys, which would replay
+            f"hand-once-command-{next(self._keys):012d}",
+            fingerprint("POST", path, call.body.model_dump(mode="json")),
+            command.operation(call),
+            status_code=command.status_code,
+        )
+        return answer.status, cast(dict[str, Any], answer.body)
 
-    def _call(self, path: str, body: dict[str, Any]) -> tuple[HotCommand, HotCall]:
-        for command in HOT_COMMANDS:
-            matched = command.path.fullmatch(path)
-            if matched is not None:
-                ids = tuple(int(group) for group in matched.groups())
-                data = command.body.model_validate(body)
-                return command, HotCall(ids, data, self._principal, self._state.settings)
-        raise ValueError(f"no command on the hot path serves {path}")
+
+class UnitPlayer:
+    """A player's operations alone, each in a unit of work of its own, its answer dumped
+    there as `Idempotency` dumps it: no key."""
+
+    def __init__(self, app: Litestar, principal: Principal) -> None:
+        self._state = app.state
+        self._principal = principal
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        command, call = _hot_call(path, body, self._principal, self._state.settings)
+        operation = command.operation(call)
+        with self._state.database.transaction() as session:
+            answer, _ = operation(session).bodies()
+        return command.status_code, answer
+
+
+class EmptyUnitPlayer:
+    """An empty unit of work for each hand, answered as a settled hand so that no decision
+    follows: what a unit of work costs before it does anything."""
+
+    def __init__(self, app: Litestar, _: Principal) -> None:
+        self._database = app.state.database
+
+    async def post(self, _path: str, _body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        with self._database.transaction():
+            return 201, {"status": "settled"}
+
+
+_INNER_PLAYERS: dict[Layer, Callable[[Litestar, Principal], Player]] = {
+    "command": CommandPlayer,
+    "unit": UnitPlayer,
+    "transaction": EmptyUnitPlayer,
+}
 
 
 async def play_hands(player: Player, table_id: int, hands: int) -> int:
@@ -200,7 +234,7 @@ async def play(directory: Path, hands: int, *, layer: Layer = "hot_path") -> int
         )
         if principal is None:
             raise RuntimeError("the funded player's token was refused")
-        return await play_hands(InnerPlayer(app, principal, layer), table_id, hands)
+        return await play_hands(_INNER_PLAYERS[layer](app, principal), table_id, hands)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -41,6 +41,12 @@ def test_the_seeds_are_the_services_own_again_once_the_run_is_over() -> None:
     assert vars(seeds)["new_server_seed"] is server
 
 
+def _keys_recorded(database: Path) -> int:
+    with closing(sqlite3.connect(database)) as connection:
+        (count,) = connection.execute("SELECT count(*) FROM idempotency_records").fetchone()
+        return int(count)
+
+
 @pytest.mark.parametrize("layer", ["framework", "command", "unit"])
 def test_each_layer_plays_the_hands_the_hot_path_plays(tmp_path: Path, layer: Layer) -> None:
     hot, inner = tmp_path / "hot", tmp_path / layer
@@ -52,7 +58,21 @@ def test_each_layer_plays_the_hands_the_hot_path_plays(tmp_path: Path, layer: La
     assert _cards(inner / "hands.db") == _cards(hot / "hands.db")
 
 
-def test_the_transaction_layer_runs_an_empty_unit_of_work_a_hand(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("layer", "keyed"), [("command", True), ("unit", False)])
+def test_only_the_command_layer_records_a_key_a_request(
+    tmp_path: Path, layer: Layer, keyed: bool
+) -> None:
+    played, warmed_up = tmp_path / "played", tmp_path / "warmed-up"
+    for directory in (played, warmed_up):
+        directory.mkdir()
+    with pinned_seeds():
+        requests = asyncio.run(play(played, HANDS, layer=layer))
+        asyncio.run(play(warmed_up, 0, layer=layer))  # the setup's and warm-up's keys alone
+    expected = _keys_recorded(warmed_up / "hands.db") + (requests if keyed else 0)
+    assert _keys_recorded(played / "hands.db") == expected
+
+
+def test_the_transaction_layer_deals_no_hand_and_counts_one_unit_a_hand(tmp_path: Path) -> None:
     with pinned_seeds():
         assert asyncio.run(play(tmp_path, HANDS, layer="transaction")) == HANDS
     assert len(_cards(tmp_path / "hands.db")) == WARM_UP_HANDS
