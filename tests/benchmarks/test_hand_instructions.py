@@ -58,8 +58,10 @@ def test_each_layer_plays_the_hands_the_hot_path_plays(tmp_path: Path, layer: La
     assert _cards(inner / "hands.db") == _cards(hot / "hands.db")
 
 
-@pytest.mark.parametrize(("layer", "keyed"), [("command", True), ("unit", False)])
-def test_only_the_command_layer_records_a_key_a_request(
+@pytest.mark.parametrize(
+    ("layer", "keyed"), [("command", True), ("unit", False), ("transaction", False)]
+)
+def test_of_the_layers_inside_http_only_command_records_a_key_a_request(
     tmp_path: Path, layer: Layer, keyed: bool
 ) -> None:
     played, warmed_up = tmp_path / "played", tmp_path / "warmed-up"
