@@ -27,10 +27,8 @@ import argparse
 import asyncio
 import itertools
 import json
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Literal, Protocol, cast, get_args
 
 from litestar import Litestar
@@ -44,6 +42,7 @@ from api.http.hot_path import HotCall, HotCommand
 from api.http.idempotency import fingerprint
 from api.settings import Settings
 from benchmarks import http_load
+from benchmarks.scratch import PostgresServer, admin_url, scratch_database
 
 Layer = Literal["hot_path", "framework", "command", "unit", "transaction"]
 LAYERS: tuple[Layer, ...] = get_args(Layer)
@@ -172,9 +171,15 @@ class UnitPlayer:
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         command, call = _hot_call(path, body, self._principal, self._state.settings)
         operation = command.operation(call)
-        with self._state.database.transaction() as session:
-            answer, _ = operation(session).bodies()
-        return command.status_code, answer
+        database = self._state.database
+
+        def unit() -> dict[str, Any]:
+            with database.transaction() as session:
+                answer, _ = operation(session).bodies()
+                return answer
+
+        # where `Idempotency.execute` runs its units (`Database.run_units`)
+        return command.status_code, await database.run_units(unit)
 
 
 class EmptyUnitPlayer:
@@ -185,8 +190,12 @@ class EmptyUnitPlayer:
         self._database = app.state.database
 
     async def post(self, _path: str, _body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        await self._database.run_units(self._empty_unit)
+        return 201, {"status": "settled"}
+
+    def _empty_unit(self) -> None:
         with self._database.transaction():
-            return 201, {"status": "settled"}
+            pass
 
 
 _INNER_PLAYERS: dict[Layer, Callable[[Litestar, Principal], Player]] = {
@@ -213,11 +222,10 @@ async def play_hands(player: Player, table_id: int, hands: int) -> int:
     return requests
 
 
-async def play(directory: Path, hands: int, *, layer: Layer = "hot_path") -> int:
-    """A funded player's `hands` hands through `layer`, after a warm-up over HTTP, on a
-    fresh database in `directory`; the requests (or, for `transaction`, the empty units of
-    work) they made."""
-    url = f"sqlite:///{directory / 'hands.db'}"
+async def play(url: str, hands: int, *, layer: Layer = "hot_path") -> int:
+    """A funded player's `hands` hands through `layer`, after a warm-up over HTTP, on the
+    fresh database at `url`; the requests (or, for `transaction`, the empty units of work)
+    they made."""
     migrations.upgrade(url)
     settings = Settings(database_url=url, token_cache_seconds=3600, hot_path=layer != "framework")
     app = create_app(settings)
@@ -241,9 +249,20 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("hands", type=int)
     parser.add_argument("--layer", choices=LAYERS, default="hot_path", help="how far in to play")
+    parser.add_argument("--postgres", action="store_true", help=_POSTGRES_HELP)
     arguments = parser.parse_args(argv)
-    with pinned_seeds(), tempfile.TemporaryDirectory(prefix="casino-war-hand-once-") as directory:
-        asyncio.run(play(Path(directory), arguments.hands, layer=arguments.layer))
+    # The server's URL from the environment, never the command line, which a failed count
+    # quotes.
+    server = PostgresServer(admin_url(None)) if arguments.postgres else None
+    kind = "postgresql" if arguments.postgres else "sqlite"
+    with pinned_seeds(), scratch_database(kind, server, "hand_once") as url:
+        asyncio.run(play(url, arguments.hands, layer=arguments.layer))
+
+
+_POSTGRES_HELP = (
+    "on a scratch database of the PostgreSQL server named by $CASINO_WAR_BENCH_POSTGRES_URL, "
+    "else $CASINO_WAR_TEST_POSTGRES_URL, else this machine's (dropped afterwards)"
+)
 
 
 if __name__ == "__main__":

@@ -1,37 +1,67 @@
 """The in-process hand count (`benchmarks.hand_instructions`): every run of
-`benchmarks.hand_once` deals the same cards, so two counts compare hand for hand."""
+`benchmarks.hand_once` deals the same cards, so two counts compare hand for hand, and each
+layer plays the hands the hot path plays, on SQLite and on PostgreSQL."""
 
 import asyncio
-import sqlite3
-from contextlib import closing
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
 import api.domain.seeds.service as seeds
+from benchmarks import scratch
 from benchmarks.hand_instructions import main
 from benchmarks.hand_once import WARM_UP_HANDS, Layer, pinned_seeds, play
+from ledger.database import normalize_url
+from tests.benchmarks.postgres import postgres_server
 
 HANDS = 40
 
-
-def _cards(database: Path) -> list[tuple[object, ...]]:
-    with closing(sqlite3.connect(database)) as connection:
-        return connection.execute(
-            "SELECT player_card, dealer_card, war_player_card, war_dealer_card, net "
-            "FROM hands ORDER BY id"
-        ).fetchall()
+FreshDatabase = Callable[[], str]
 
 
-def test_two_runs_deal_the_same_cards_and_make_the_same_requests(tmp_path: Path) -> None:
-    runs = [tmp_path / "first", tmp_path / "second"]
-    requests = []
-    for directory in runs:
-        directory.mkdir()
-        with pinned_seeds():
-            requests.append(asyncio.run(play(directory, HANDS)))
+@pytest.fixture(params=["sqlite", "postgresql"])
+def fresh_database(request: pytest.FixtureRequest) -> Iterator[FreshDatabase]:
+    """Fresh databases of one kind, as many as the test asks for, dropped afterwards."""
+    kind: str = request.param
+    server = postgres_server() if kind == "postgresql" else None
+    with ExitStack() as stack:
+        yield lambda: stack.enter_context(scratch.scratch_database(kind, server, "hand-once"))
+
+
+def _rows(url: str, query: str) -> list[tuple[object, ...]]:
+    engine = create_engine(normalize_url(url), poolclass=NullPool)
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(query))]
+    finally:
+        engine.dispose()
+
+
+def _cards(url: str) -> list[tuple[object, ...]]:
+    return _rows(
+        url,
+        "SELECT player_card, dealer_card, war_player_card, war_dealer_card, net "
+        "FROM hands ORDER BY id",
+    )
+
+
+def _keys_recorded(url: str) -> int:
+    [(count,)] = _rows(url, "SELECT count(*) FROM idempotency_records")
+    assert isinstance(count, int)
+    return count
+
+
+def test_two_runs_deal_the_same_cards_and_make_the_same_requests(
+    fresh_database: FreshDatabase,
+) -> None:
+    first, second = fresh_database(), fresh_database()
+    with pinned_seeds():
+        requests = [asyncio.run(play(url, HANDS)) for url in (first, second)]
     assert requests[0] == requests[1] >= HANDS
-    assert _cards(runs[0] / "hands.db") == _cards(runs[1] / "hands.db")
+    assert _cards(first) == _cards(second)
 
 
 def test_the_seeds_are_the_services_own_again_once_the_run_is_over() -> None:
@@ -41,43 +71,38 @@ def test_the_seeds_are_the_services_own_again_once_the_run_is_over() -> None:
     assert vars(seeds)["new_server_seed"] is server
 
 
-def _keys_recorded(database: Path) -> int:
-    with closing(sqlite3.connect(database)) as connection:
-        (count,) = connection.execute("SELECT count(*) FROM idempotency_records").fetchone()
-        return int(count)
-
-
 @pytest.mark.parametrize("layer", ["framework", "command", "unit"])
-def test_each_layer_plays_the_hands_the_hot_path_plays(tmp_path: Path, layer: Layer) -> None:
-    hot, inner = tmp_path / "hot", tmp_path / layer
-    for directory in (hot, inner):
-        directory.mkdir()
+def test_each_layer_plays_the_hands_the_hot_path_plays(
+    fresh_database: FreshDatabase, layer: Layer
+) -> None:
+    hot, inner = fresh_database(), fresh_database()
     with pinned_seeds():
         requests = asyncio.run(play(hot, HANDS))
         assert asyncio.run(play(inner, HANDS, layer=layer)) == requests
-    assert _cards(inner / "hands.db") == _cards(hot / "hands.db")
+    assert _cards(inner) == _cards(hot)
 
 
 @pytest.mark.parametrize(
     ("layer", "keyed"), [("command", True), ("unit", False), ("transaction", False)]
 )
 def test_of_the_layers_inside_http_only_command_records_a_key_a_request(
-    tmp_path: Path, layer: Layer, keyed: bool
+    fresh_database: FreshDatabase, layer: Layer, keyed: bool
 ) -> None:
-    played, warmed_up = tmp_path / "played", tmp_path / "warmed-up"
-    for directory in (played, warmed_up):
-        directory.mkdir()
+    played, warmed_up = fresh_database(), fresh_database()
     with pinned_seeds():
         requests = asyncio.run(play(played, HANDS, layer=layer))
         asyncio.run(play(warmed_up, 0, layer=layer))  # the setup's and warm-up's keys alone
-    expected = _keys_recorded(warmed_up / "hands.db") + (requests if keyed else 0)
-    assert _keys_recorded(played / "hands.db") == expected
+    expected = _keys_recorded(warmed_up) + (requests if keyed else 0)
+    assert _keys_recorded(played) == expected
 
 
-def test_the_transaction_layer_deals_no_hand_and_counts_one_unit_a_hand(tmp_path: Path) -> None:
+def test_the_transaction_layer_deals_no_hand_and_counts_one_unit_a_hand(
+    fresh_database: FreshDatabase,
+) -> None:
+    url = fresh_database()
     with pinned_seeds():
-        assert asyncio.run(play(tmp_path, HANDS, layer="transaction")) == HANDS
-    assert len(_cards(tmp_path / "hands.db")) == WARM_UP_HANDS
+        assert asyncio.run(play(url, HANDS, layer="transaction")) == HANDS
+    assert len(_cards(url)) == WARM_UP_HANDS
 
 
 @pytest.mark.parametrize("sizes", [["--small", "5", "--large", "5"], ["--small", "0"]])
