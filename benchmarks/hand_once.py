@@ -1,6 +1,7 @@
 """The hands that `benchmarks.hand_instructions` counts, alone in their process:
-`python -m benchmarks.hand_once HANDS [--layer LAYER]` plays HANDS hands through the
-service's ASGI application in this process, on a fresh SQLite database, after a warm-up.
+`python -m benchmarks.hand_once HANDS [--layer LAYER] [--postgres]` plays HANDS hands through
+the service's ASGI application in this process, on a fresh SQLite database (or a scratch
+PostgreSQL database), after a warm-up.
 
 Served hands deal from fresh random seeds, so two runs play different cards: a run with a
 few more ties than the other (a tie costs a second request) moves its count by more than a
@@ -9,7 +10,8 @@ lever worth a percent. Here every run deals the same cards: the player's seeds a
 numbered, so a count repeats and two builds compare hand for hand. The requests are handed
 to the application as the server hands them (ASGI, the hot path in front unless `--layer
 framework`), without sockets: what is counted is the service's own work, its
-`Idempotency-Key` and its answer's bytes included, and SQLite's.
+`Idempotency-Key` and its answer's bytes included, and SQLite's (PostgreSQL's own work runs
+in its server, and is not counted).
 
 `--layer` plays the same hands through less of the service, each layer inside the one
 before it, so that two counts price what a layer adds (docs/performance.md, "A hand's
@@ -20,7 +22,8 @@ record, no HTTP); `unit` runs those operations alone, each in a unit of work of 
 (the hand's reads, game, writes and COMMIT, and its answer dumped as the key's record
 dumps it); `transaction` runs a unit of work with nothing in it, once a hand (what a unit
 of work's BEGIN, COMMIT and the code around them cost: a hand makes 1.08 units on these
-cards, a tie being a second request).
+cards, a tie being a second request. On PostgreSQL an empty unit sends neither: psycopg
+begins at a unit's first statement, so there it is the code around them alone).
 """
 
 import argparse

@@ -11,7 +11,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 import api.domain.seeds.service as seeds
-from benchmarks import scratch
+from api.db.database import Database
+from benchmarks import hand_instructions, scratch
 from benchmarks.hand_instructions import main
 from benchmarks.hand_once import WARM_UP_HANDS, Layer, pinned_seeds, play
 from ledger.database import normalize_url
@@ -28,7 +29,7 @@ def fresh_database(request: pytest.FixtureRequest) -> Iterator[FreshDatabase]:
     kind: str = request.param
     server = postgres_server() if kind == "postgresql" else None
     with ExitStack() as stack:
-        yield lambda: stack.enter_context(scratch.scratch_database(kind, server, "hand-once"))
+        yield lambda: stack.enter_context(scratch.scratch_database(kind, server, "hand_once"))
 
 
 def _rows(url: str, query: str) -> list[tuple[object, ...]]:
@@ -103,6 +104,42 @@ def test_the_transaction_layer_deals_no_hand_and_counts_one_unit_a_hand(
     with pinned_seeds():
         assert asyncio.run(play(url, HANDS, layer="transaction")) == HANDS
     assert len(_cards(url)) == WARM_UP_HANDS
+
+
+@pytest.mark.parametrize("layer", ["command", "unit", "transaction"])
+def test_the_inner_layers_run_each_request_where_idempotency_runs_its_units(
+    fresh_database: FreshDatabase, layer: Layer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_units = Database.run_units
+    calls = 0
+
+    async def counted(self: Database, work: Callable[[], object]) -> object:
+        nonlocal calls
+        calls += 1
+        return await run_units(self, work)
+
+    monkeypatch.setattr(Database, "run_units", counted)
+    with pinned_seeds():
+        asyncio.run(play(fresh_database(), 0, layer=layer))  # the setup and the warm-up
+        before_the_layer, calls = calls, 0
+        requests = asyncio.run(play(fresh_database(), HANDS, layer=layer))
+    assert calls - before_the_layer == requests
+
+
+def test_the_count_on_postgresql_names_no_server_on_its_command_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    commands: list[list[str]] = []
+
+    def counted(command: list[str]) -> int:
+        commands.append(command)
+        return 0
+
+    monkeypatch.setattr(hand_instructions, "count_instructions", counted)
+    hand_instructions.count(5, layer="unit", postgres=True)
+    [command] = commands
+    assert "--postgres" in command
+    assert not any("postgresql" in part for part in command)
 
 
 @pytest.mark.parametrize("sizes", [["--small", "5", "--large", "5"], ["--small", "0"]])
