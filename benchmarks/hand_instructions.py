@@ -5,14 +5,14 @@
 `benchmarks.server_instructions` counts a server, loaded as the goals load it, but its hands
 deal from fresh random seeds: the ties (a second request each) differ from run to run, and
 so does the count (the same hands counted in process on fresh seeds moved by up to 1.7%),
-more than many a lever is worth. This counts
-`benchmarks.hand_once` twice under callgrind, `small` and then `large` hands on the same
-pinned seeds, numbered keys and a fresh SQLite database: the difference over the difference
-in hands is what one more hand costs the service in process (its hot path, or Litestar's
-route with `--layers framework`), SQLite included, sockets and the server's loop left out.
-The same command on two builds compares them hand for hand (docs/performance.md, "Comparing
-two builds"). Given several layers (`benchmarks.hand_once`'s `--layer`), it counts each on
-the same cards, and the difference between two is what the outer one adds to a hand
+more than many a lever is worth. This counts `benchmarks.hand_once` twice under callgrind,
+`small` and then `large` hands on the same pinned seeds, numbered keys and a fresh database
+(SQLite's unless `--postgres`): the difference over the difference in hands is what one more
+hand costs the service in process (its hot path, or Litestar's route with `--layers
+framework`), SQLite's own work included, sockets and the server's loop left out. The same
+command on two builds compares them hand for hand (docs/performance.md, "Comparing two
+builds"). Given several layers (`benchmarks.hand_once`'s `--layer`), it counts each on the
+same cards, and the difference between two is what the outer one adds to a hand
 (docs/performance.md, "A hand's instructions by layer"). With `--postgres` the hands are
 played on a scratch PostgreSQL database (`benchmarks.hand_once --postgres`): what is counted
 is then this process's side of each statement, PostgreSQL's own work left out.
