@@ -26,7 +26,7 @@ from api.db.database import Database
 from api.domain.players.turn import PLAYER_LOCK, ReadAfterLock, note_locked, note_read
 from api.domain.tokens.service import Principal
 from api.http.problems import PROBLEM_MEDIA_TYPE, Problem, as_problem
-from api.http.schemas import ResponseBody
+from api.http.schemas import Answerable
 from ledger.chain import is_flat_and_plain
 from ledger.driver import Driver, Sql, driver_of
 
@@ -59,7 +59,7 @@ class Answer(NamedTuple):
     headers: Mapping[str, str] = {}
 
 
-Operation = Callable[[Session], ResponseBody]
+Operation = Callable[[Session], Answerable]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +77,7 @@ class PlayersTurn:
     """PostgreSQL: the operation's opening read, which the same statement then runs once
     the row is held and the key has no record (`players.turn.ReadAfterLock`)."""
 
-    def __call__(self, session: Session) -> ResponseBody:
+    def __call__(self, session: Session) -> Answerable:
         return self.work(session)
 
 
@@ -148,7 +148,7 @@ class Idempotency:
         principal: Principal,
         key: str,
         request_fingerprint: str,
-        operation: Callable[[Session], ResponseBody],
+        operation: Callable[[Session], Answerable],
         *,
         status_code: int,
     ) -> Answer:
@@ -163,7 +163,7 @@ class Idempotency:
         principal: Principal,
         key: str,
         request_fingerprint: str,
-        operation: Callable[[Session], ResponseBody],
+        operation: Callable[[Session], Answerable],
         *,
         status_code: int,
     ) -> Answer:
@@ -248,7 +248,7 @@ class _Refusal(Exception):
         self.problem = problem
 
 
-def _refusing(operation: Callable[[Session], ResponseBody], session: Session) -> ResponseBody:
+def _refusing(operation: Callable[[Session], Answerable], session: Session) -> Answerable:
     try:
         return operation(session)
     except Exception as error:

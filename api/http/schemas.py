@@ -6,7 +6,7 @@ fields are refused, so a client's typo fails loudly instead of being ignored.
 
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol
 
 from pydantic import (
     AfterValidator,
@@ -89,6 +89,15 @@ def lax_enum(enum: type[StrEnum]) -> BeforeValidator:
 
 class RequestBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class Answerable(Protocol):
+    """What a command answers with: a `ResponseBody`, or a leaner body that writes the same
+    JSON (`api.domain.hands.schemas.HandAnswer`)."""
+
+    def bodies(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The JSON body to send, and the body as an idempotency record keeps it."""
+        ...
 
 
 class ResponseBody(BaseModel):

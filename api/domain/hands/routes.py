@@ -7,6 +7,7 @@ from litestar.params import FromQuery, JSONBody
 from litestar.response import Response
 
 from api.domain.hands import service as hands
+from api.domain.hands.answer import HandAnswer
 from api.domain.hands.schemas import (
     Decision,
     HandOpen,
@@ -42,7 +43,7 @@ def placing(data: HandOpen, principal: Principal, settings: Settings) -> Operati
     policy = settings.protection
     return PlayersTurn(
         player_id,
-        lambda session: HandView.model_validate(
+        lambda session: HandAnswer(
             hands.open_hand(
                 session,
                 player_id,
@@ -62,7 +63,7 @@ def deciding(hand_id: int, data: Decision, principal: Principal) -> Operation:
     player_id = principal.own_player_id()
     return PlayersTurn(
         player_id,
-        lambda session: HandView.model_validate(
+        lambda session: HandAnswer(
             hands.decide_hand(
                 session,
                 hand_id,
