@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from ledger.chain import request_fingerprint, stored_metadata, transaction_hash
 from ledger.chains import next_seq
 from ledger.errors import CurrencyMismatch, InvalidTransaction
@@ -32,8 +34,7 @@ class Account:
     side: str
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(msgspec.Struct, frozen=True):
     """A transaction about to be posted, checked by `check_transaction` (a request checks
     itself when built): legs signed + debit, - credit."""
 
@@ -95,8 +96,7 @@ def check_currencies(pendings: Sequence[Pending], accounts: Mapping[str, Account
             raise InvalidTransaction(f"entries do not sum to zero per currency: {unbalanced}")
 
 
-@dataclass(frozen=True, slots=True)
-class BalanceMove:
+class BalanceMove(msgspec.Struct, frozen=True):
     """One account's change over a whole batch, in its normal-side terms.
 
     `lowest` is the lowest running change along the batch (for a single transaction, the
@@ -144,8 +144,7 @@ def balance_moves(
     return sorted(moves, key=lambda move: move.account_id)
 
 
-@dataclass(frozen=True, slots=True)
-class Link:
+class Link(msgspec.Struct, frozen=True):
     """A chain's newest link: where the next transaction attaches."""
 
     chain: int
@@ -153,8 +152,7 @@ class Link:
     hash: str
 
 
-@dataclass(frozen=True, slots=True)
-class Linked:
+class Linked(msgspec.Struct, frozen=True):
     """A transaction of the batch in its place in the chain, hashed, with its entries."""
 
     pending: Pending

@@ -43,8 +43,7 @@ _KEY_HEADER: Final = idempotency.HEADER.lower().encode()
 _PRINTABLE: Final = re.compile(PRINTABLE)
 
 
-@dataclass(frozen=True, slots=True)
-class HotCall:
+class HotCall(msgspec.Struct, frozen=True):
     """What a hot command's operation is built from: what its route's handler receives."""
 
     path_ids: tuple[int, ...]

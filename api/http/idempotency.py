@@ -14,7 +14,6 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache, partial
 from typing import Any, Final, NamedTuple
@@ -62,8 +61,7 @@ class Answer(NamedTuple):
 Operation = Callable[[Session], Answerable]
 
 
-@dataclass(frozen=True, slots=True)
-class PlayersTurn:
+class PlayersTurn(msgspec.Struct, frozen=True):
     """An operation whose first step locks one player's row (`players.turn.lock_player_on`).
 
     On PostgreSQL the key's advisory lock then takes that row lock in the same statement, a

@@ -1,6 +1,5 @@
 """The answer to a command that deals or decides a hand, written without its model."""
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -9,8 +8,7 @@ import msgspec
 from api.domain.hands.details import HandDetails
 
 
-@dataclass(frozen=True, slots=True)
-class HandAnswer:
+class HandAnswer(msgspec.Struct, frozen=True):
     """`HandView`'s JSON, written straight from the service's `HandDetails`.
 
     Placing and deciding hands are nearly all of the traffic, and validating the service's

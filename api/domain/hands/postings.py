@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
+import msgspec
+
 from api.domain.hands.ledger import reference
 from casino.hand import Hand
 from ledger import chart
@@ -21,8 +23,7 @@ from ledger.model import AccountSpec, TransactionRequest, Transfer
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
 
 
-@dataclass(frozen=True, slots=True)
-class HandRef:
+class HandRef(msgspec.Struct, frozen=True):
     """What every step of a hand names: the hand, its player and its table."""
 
     hand_id: int

@@ -8,10 +8,10 @@ locks and checks, then one statement per kind of write.
 """
 
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import Session
 
@@ -170,7 +170,7 @@ def write_new_hand(
     created_at = datetime.now(UTC)
     record = _new_record(placing, found, rules, hand, created_at)
     hand_id = store.insert_hand(driver, record, found.drawn_hand_id)
-    ref = replace(placing, hand_id=hand_id)
+    ref = msgspec.structs.replace(placing, hand_id=hand_id)
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
         steps.append(postings.settlement(ref, hand, accounts))
