@@ -214,18 +214,20 @@ def _transaction_parameters(
     stored_at = driver.time(posted_at)
     for index, linked in enumerate(links):
         item = linked.pending
-        parameters |= {
-            f"seq_{index}": linked.seq,
-            f"chain_{index}": chain,
-            f"kind_{index}": item.kind,
-            f"reference_{index}": item.reference,
-            f"key_{index}": item.idempotency_key,
-            f"request_hash_{index}": item.fingerprint,
-            f"metadata_{index}": driver.json(item.metadata),
-            f"posted_at_{index}": stored_at,
-            f"prev_hash_{index}": linked.prev_hash,
-            f"hash_{index}": linked.hash,
-        }
+        values = (
+            linked.seq,
+            chain,
+            item.kind,
+            item.reference,
+            item.idempotency_key,
+            item.fingerprint,
+            driver.json(item.metadata),
+            stored_at,
+            linked.prev_hash,
+            linked.hash,
+        )
+        names = statements.row_parameters(statements.TRANSACTION_PARAMETERS, index)
+        parameters.update(zip(names, values, strict=True))
     return parameters
 
 
@@ -262,10 +264,9 @@ def _move_balances(driver: Driver, moves: Sequence[BalanceMove]) -> None:
 def _move_parameters(moves: Sequence[BalanceMove]) -> dict[str, object]:
     parameters: dict[str, object] = {}
     for index, move in enumerate(moves):
-        parameters |= {f"id_{index}": move.account_id, f"delta_{index}": move.delta}
-        parameters[f"lowest_{index}"] = move.lowest
-        parameters[f"ceiling_{index}"] = move.ceiling
-        parameters[f"floor_{index}"] = move.floor
+        values = (move.account_id, move.delta, move.lowest, move.ceiling, move.floor)
+        names = statements.row_parameters(statements.MOVE_PARAMETERS, index)
+        parameters.update(zip(names, values, strict=True))
     return parameters
 
 
@@ -299,11 +300,8 @@ def _entry_parameters(
     index = 0
     for transaction_id, linked in zip(ids, links, strict=True):
         for entry in linked.entries:
-            parameters |= {
-                f"transaction_{index}": transaction_id,
-                f"account_{index}": accounts[entry.account].id,
-                f"currency_{index}": entry.currency,
-                f"amount_{index}": entry.amount,
-            }
+            values = (transaction_id, accounts[entry.account].id, entry.currency, entry.amount)
+            names = statements.row_parameters(statements.ENTRY_PARAMETERS, index)
+            parameters.update(zip(names, values, strict=True))
             index += 1
     return parameters

@@ -61,17 +61,30 @@ _TRANSACTION_COLUMNS = (
     "seq, chain, kind, reference, idempotency_key, request_hash, metadata, posted_at, "
     "prev_hash, hash"
 )
-_TRANSACTION_PARAMETERS = (
+TRANSACTION_PARAMETERS = (
     "seq", "chain", "kind", "reference", "key", "request_hash", "metadata", "posted_at",
     "prev_hash", "hash",
 )  # fmt: skip
+ENTRY_PARAMETERS = ("transaction", "account", "currency", "amount")
+MOVE_PARAMETERS = ("id", "delta", "lowest", "ceiling", "floor")
+
+
+@cache
+def row_parameters(names: tuple[str, ...], index: int) -> tuple[str, ...]:
+    """The names of the parameters of a statement's row `index` (`seq_0`, `chain_0`...), as
+    its text spells them: formatted once, where every posting names a few dozen."""
+    return tuple(f"{name}_{index}" for name in names)
+
+
+def _rows(names: tuple[str, ...], count: int) -> str:
+    return ", ".join(
+        "(" + ", ".join(f":{name}" for name in row_parameters(names, index)) + ")"
+        for index in range(count)
+    )
 
 
 def _transaction_rows(count: int, *, with_id: bool = False) -> str:
-    names = ("id", *_TRANSACTION_PARAMETERS) if with_id else _TRANSACTION_PARAMETERS
-    return ", ".join(
-        "(" + ", ".join(f":{name}_{index}" for name in names) + ")" for index in range(count)
-    )
+    return _rows(("id", *TRANSACTION_PARAMETERS) if with_id else TRANSACTION_PARAMETERS, count)
 
 
 @cache
@@ -83,9 +96,7 @@ def insert_transactions(count: int) -> Sql:
 
 
 def _entry_rows(count: int) -> str:
-    return ", ".join(
-        f"(:transaction_{i}, :account_{i}, :currency_{i}, :amount_{i})" for i in range(count)
-    )
+    return _rows(ENTRY_PARAMETERS, count)
 
 
 _INSERT_ENTRIES = "INSERT INTO ledger_entries (transaction_id, account_id, currency, amount)"

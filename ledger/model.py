@@ -4,8 +4,9 @@ The types every posting builds several of (a transfer, a request, an entry) are 
 msgspec Structs, not frozen dataclasses: a frozen dataclass sets each field through
 `object.__setattr__`, and building one cost ten times what a Struct costs (about 1.1 µs
 against 0.12 for five fields), where a hand builds two dozen such values
-(docs/performance-log.md, "Value objects a hand builds"). The rest, built once an account
-or once a read, stay dataclasses."""
+(docs/performance-log.md, "A hand's answer without its model, and the value objects a hand
+builds"). The rest, built once an account or once a read, stay dataclasses.
+"""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ that would not import. Every import counts, wherever it stands (in a function, u
   imports `litestar` or `api.http` (its `schemas.py` and `views.py` may build on the shared
   bases of `api.http.schemas`), and only `routes.py`, `schemas.py` and `views.py` import
   `pydantic`. The service code reaches none of them, nor the commands (`cli.py`), through a
-  context's modules: it takes and returns plain values and dataclasses; the adapters
+  context's modules: it takes and returns plain values, dataclasses and Structs; the adapters
   (`routes.py`, `cli.py`) present them through the schemas.
 - No module of `casino/`, `ledger/` or `api/` is longer than 400 lines, and no function
   (method, nested function) longer than 60, counted from its `def` to its last line.

@@ -93,7 +93,7 @@ class RequestBody(BaseModel):
 
 class Answerable(Protocol):
     """What a command answers with: a `ResponseBody`, or a leaner body that writes the same
-    JSON (`api.domain.hands.schemas.HandAnswer`)."""
+    JSON (`api.domain.hands.answer.HandAnswer`)."""
 
     def bodies(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """The JSON body to send, and the body as an idempotency record keeps it."""

@@ -20,7 +20,12 @@ from casino.rules import TableRules
 
 _INT64 = st.integers(-(2**63), 2**63 - 1)
 _IDS = st.integers(1, 2**63 - 1)
-_TIMES = st.datetimes(timezones=st.sampled_from([UTC, timezone(timedelta(hours=2))]))
+_TIMES = (
+    st.datetimes(
+        timezones=st.sampled_from([UTC, timezone(timedelta(0)), timezone(timedelta(hours=2))])
+    )
+    | st.datetimes()
+)
 
 
 def _rules_field(annotation: Any) -> st.SearchStrategy[Any]:
@@ -84,6 +89,12 @@ def test_a_hands_answer_is_recorded_as_it_is_sent(details: HandDetails) -> None:
     sent, recorded = HandAnswer(details).bodies()
 
     assert recorded == sent
+
+
+def test_a_hands_view_keeps_no_field_from_its_record() -> None:
+    # `HandAnswer` records the body it sends: were a field of `HandView` made secret, the
+    # answer would have to null it in the record as `ResponseBody.bodies` does.
+    assert not HandView.SECRET_FIELDS
 
 
 def test_a_hand_dealt_under_a_frozen_clock_has_its_times_written_as_its_view_writes_them() -> None:

@@ -12,11 +12,12 @@ class HandAnswer(msgspec.Struct, frozen=True):
     """`HandView`'s JSON, written straight from the service's `HandDetails`.
 
     Placing and deciding hands are nearly all of the traffic, and validating the service's
-    own values into `HandView` and dumping them again cost a hand 3.5% of its instructions
-    (docs/performance-log.md, "A hand's answer without its model"). `HandDetails` is typed
-    as `HandView` is, field for field, in its order and under its names, so the two write
-    the same JSON: `tests/api/test_hand_answer.py` holds them to it. `HandView` stays the
-    documented schema of those routes, and the body of every read."""
+    own values into `HandView` and dumping them again cost a hand 5.4% of its instructions
+    (docs/performance-log.md, "A hand's answer without its model, and the value objects a
+    hand builds"). `HandDetails` is typed as `HandView` is, field for field, in its order
+    and under its names, so the two write the same JSON: `tests/api/test_hand_answer.py`
+    holds them to it. `HandView` stays the documented schema of those routes, and the body
+    of every read."""
 
     details: HandDetails
 

@@ -3,7 +3,7 @@
 Structs rather than dataclasses: a hand's details are also the body of the answer to the
 commands that deal and decide it, and msgspec writes a Struct as `HandView` dumps it (its
 fields in the contract's order, under the contract's names) in a fraction of the time that
-validating and dumping the model takes (`api.domain.hands.schemas.HandAnswer`).
+validating and dumping the model takes (`api.domain.hands.answer.HandAnswer`).
 """
 
 from collections.abc import Mapping
@@ -50,7 +50,7 @@ class HandDetails(msgspec.Struct, frozen=True, kw_only=True):
     currency: str
     bet: int
     tie_bet: int
-    raise_amount: int = msgspec.field(name="raise")
+    raise_amount: int = msgspec.field(name="raise")  # required: only its JSON name is set
     player_card: str
     dealer_card: str
     war: WarCards | None
