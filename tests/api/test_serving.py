@@ -98,6 +98,14 @@ def test_the_access_log_can_be_json_lines(database_url: str) -> None:
     assert health["duration_ms"] >= 0
 
 
+def test_the_access_log_can_be_turned_off(database_url: str) -> None:
+    server = Served(database_url, ("CASINO_WAR_ACCESS_LOG", "false"))
+    response = httpx.get(f"{server.base}/health", headers={"X-Request-ID": "quiet-1"})
+    stderr = server.stop()
+    assert response.headers["x-request-id"] == "quiet-1"
+    assert "GET /health" not in stderr and "quiet-1" not in stderr
+
+
 def test_an_insane_request_id_is_replaced(client: TestClient[Litestar]) -> None:
     response = client.get("/health", headers={"X-Request-ID": "bad id\twith spaces"})
     assert response.headers["x-request-id"] != "bad id\twith spaces"
