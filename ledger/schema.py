@@ -121,7 +121,8 @@ class LedgerTransaction(LedgerBase):
     meta: Mapped[dict[str, Any]] = mapped_column("metadata", JSON)
     posted_at: Mapped[datetime] = mapped_column(UTCDateTime())
     prev_hash: Mapped[str] = mapped_column(String(64))
-    hash: Mapped[str] = mapped_column(String(64), unique=True)
+    # Not unique of its own: it covers `seq`, which is (migration 0013_drop_chain_hash_unique).
+    hash: Mapped[str] = mapped_column(String(64))
 
 
 class LedgerEntry(LedgerBase):

@@ -8,7 +8,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, Row, insert, inspect, select, update
 from sqlalchemy.orm import sessionmaker
 
 import migrations
@@ -122,5 +122,55 @@ def test_a_ledger_from_before_the_chains_carries_on_as_chain_1(database_url: str
         assert report.transactions_checked == 6
         with pytest.raises(RuntimeError, match="cannot go back"):
             command.downgrade(config, "0003_chain_head_to_newest")
+    finally:
+        engine.dispose()
+
+
+BEFORE_THE_HASH_INDEX_WENT = "0012_drop_status_created_index"
+
+
+def _ledger_rows(engine: Engine) -> tuple[list[Row[tuple[object, ...]]], ...]:
+    with engine.connect() as connection:
+        return tuple(
+            list(connection.execute(select(table).order_by(table.c.id)))
+            for table in (transactions, entries)
+        )
+
+
+def _hash_is_unique(engine: Engine) -> bool:
+    constraints = inspect(engine).get_unique_constraints("ledger_transactions")
+    return any(constraint["column_names"] == ["hash"] for constraint in constraints)
+
+
+def test_dropping_the_hash_index_keeps_every_transaction_and_entry(database_url: str) -> None:
+    config = migrations.alembic_config(database_url)
+    command.downgrade(config, BEFORE_THE_HASH_INDEX_WENT)
+    engine = make_engine(database_url)
+    try:
+        with sessionmaker(bind=engine).begin() as session:
+            open_account(session, CASHIER)
+            open_account(session, WALLET)
+            for number in range(3):
+                transfer = Transfer(CASHIER.code, WALLET.code, 10 + number)
+                post(session, TransactionRequest("deposit", f"before-{number}", (transfer,)))
+        before = _ledger_rows(engine)
+        engine.dispose()
+        command.upgrade(config, "head")
+
+        assert _ledger_rows(engine) == before
+        with sessionmaker(bind=engine)() as session:
+            report = verify_ledger(session)
+        assert report.ok, report.problems
+    finally:
+        engine.dispose()
+
+
+def test_the_hash_index_goes_and_comes_back_with_its_migration(database_url: str) -> None:
+    config = migrations.alembic_config(database_url)
+    engine = make_engine(database_url)
+    try:
+        assert not _hash_is_unique(engine)
+        command.downgrade(config, BEFORE_THE_HASH_INDEX_WENT)
+        assert _hash_is_unique(engine)
     finally:
         engine.dispose()
