@@ -264,7 +264,7 @@ def _page_owners(connection: sqlite3.Connection) -> dict[int, str]:
 
 def _index_labels(connection: sqlite3.Connection) -> dict[str, str]:
     """Each index named with its table and columns: a constraint's own index has only a
-    number for a name (`sqlite_autoindex_ledger_transactions_3`)."""
+    number for a name (`sqlite_autoindex_ledger_transactions_2`)."""
     labels: dict[str, str] = {}
     indexed = "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'"
     for name, table in connection.execute(indexed).fetchall():

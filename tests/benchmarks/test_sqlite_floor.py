@@ -69,7 +69,7 @@ def test_a_constraints_own_index_is_named_with_its_table_and_columns(
     pages_without_the_readers_indexes: dict[str, Any],
 ) -> None:
     by_object = pages_without_the_readers_indexes["as_served"]["by_object"]
-    assert any(label.endswith("(ledger_transactions: hash)") for label in by_object)
+    assert any(label.endswith("(ledger_transactions: seq)") for label in by_object)
 
 
 def test_the_indexes_dropped_write_no_page(
