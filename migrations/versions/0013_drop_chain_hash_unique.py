@@ -84,7 +84,7 @@ SQLITE_AFTER_REBUILD = [
 def _rebuild_on_sqlite(*, unique_hash: bool) -> None:
     bind = op.get_bind()
     for statement in [
-        "PRAGMA defer_foreign_keys = ON",  # the entries' references, checked at the COMMIT
+        "PRAGMA defer_foreign_keys = ON",  # the entries' references unchecked till rows are back
         f"CREATE TEMP TABLE {COPY} AS SELECT {COLUMNS} FROM ledger_transactions",
         "DROP TABLE ledger_transactions",  # its indexes and triggers with it
         _sqlite_table(unique_hash=unique_hash),
