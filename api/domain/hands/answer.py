@@ -34,4 +34,5 @@ def _subclassed_datetime(value: Any) -> str:
     if not isinstance(value, datetime):
         raise NotImplementedError(f"no JSON for {type(value).__name__}")
     text = value.isoformat()
-    return text.removesuffix("+00:00") + "Z" if text.endswith("+00:00") else text
+    utc = text.removesuffix("+00:00")
+    return utc + "Z" if utc != text else text
