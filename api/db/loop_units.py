@@ -10,14 +10,13 @@ docs/performance-log.md, "PostgreSQL's units of work on the event loop").
 The unit's code stays synchronous: the `Session`, the driver and the ledger are the same code
 the command line and the executor's threads run. SQLAlchemy's `greenlet_spawn` runs it in a
 greenlet, and where psycopg would block on its socket, `LoopConnection.wait` hands the wait
-to the loop with `await_only`; the loop serves other requests meanwhile. Outside such a unit
-(the executor's threads, the command line) a `LoopConnection` waits as psycopg does. The
-loop's readiness callbacks and `select.poll` want a Unix event loop, as the server runs
-(uvloop, or asyncio's on Linux).
+to the loop with `await_only` (`api.db.loop_waits`); the loop serves other requests
+meanwhile. Outside such a unit (the executor's threads, the command line) a
+`LoopConnection` waits as psycopg does. The loop's readiness callbacks and `select.poll`
+want a Unix event loop, as the server runs (uvloop, or asyncio's on Linux).
 """
 
 import asyncio
-import select
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -27,12 +26,15 @@ from functools import partial
 from typing import Any, TypeVar
 
 import psycopg
+from psycopg.pq.abc import PGconn
+from psycopg.rows import RowFactory, tuple_row
 from psycopg.waiting import Ready, Wait
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.util import await_only, greenlet_spawn
 
 from api.db.kept import KeptConnection, Losses
+from api.db.loop_waits import SocketWaits, sent_while_writable
 from ledger.database import PING_AFTER_IDLE_SECONDS
 
 T = TypeVar("T")
@@ -72,6 +74,10 @@ class LoopConnection(psycopg.Connection[Any]):
     """psycopg's connection, whose waits inside a unit of work on the event loop are the
     loop's; everywhere else they are psycopg's own."""
 
+    def __init__(self, pgconn: PGconn, row_factory: RowFactory[Any] = tuple_row) -> None:
+        super().__init__(pgconn, row_factory)
+        self._socket_waits = SocketWaits()
+
     def wait(
         self,
         gen: Generator[Wait, Ready | int, T],
@@ -83,12 +89,23 @@ class LoopConnection(psycopg.Connection[Any]):
             return super().wait(gen, interval, timeout)
         if timeout is not None:  # psycopg's `notifies` alone asks for one; the service never
             raise RuntimeError("a wait with a timeout is not awaited on the event loop")
+        fileno = self.pgconn.socket
         try:
-            return await_only(_waited(gen, self.pgconn.socket))
+            try:
+                state = sent_while_writable(gen, next(gen), fileno)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            return await_only(self._socket_waits.waited(gen, state, fileno))
         except BaseException as stopped:
+            # A failed exchange may have had libpq close the socket (a connection lost).
+            self._socket_waits.stop()
             if not isinstance(stopped, Exception):
                 self._abandon(turn.connecting)
             raise
+
+    def close(self) -> None:
+        self._socket_waits.stop()  # before the socket closes, and its number is reused
+        super().close()
 
     def _abandon(self, connecting: ThreadPoolExecutor) -> None:
         """Cut halfway through an exchange with the server (a cancelled task): the server
@@ -119,58 +136,6 @@ def open_connections_off_the_loop(engine: Engine) -> None:
         # as it always does.
         opening = asyncio.get_running_loop().run_in_executor(turn.connecting, connect)
         return await_only(opening)
-
-
-async def _waited(gen: Generator[Wait, Ready | int, T], fileno: int) -> T:
-    """psycopg's generator driven by the loop's readiness callbacks. It sets no timer: the
-    statement and lock timeouts are the server's (`api.db.database._timeouts`).
-
-    A task cancelled here leaves the exchange with the server half done: the connection is
-    then abandoned (`LoopConnection._abandon`)."""
-    loop = asyncio.get_running_loop()
-    try:
-        state = next(gen)
-        while True:
-            if state & Wait.W and (ready := _ready_now(fileno, state)):
-                state = gen.send(ready)  # a socket asked for writing nearly always is
-                continue
-            woken: asyncio.Future[None] = loop.create_future()
-            got = 0
-
-            def wake(ready: int, woken: asyncio.Future[None] = woken) -> None:
-                nonlocal got
-                got |= ready
-                if not woken.done():
-                    woken.set_result(None)
-
-            if state & Wait.R:
-                loop.add_reader(fileno, wake, Ready.R)
-            if state & Wait.W:
-                loop.add_writer(fileno, wake, Ready.W)
-            try:
-                await woken
-            finally:
-                if state & Wait.R:
-                    loop.remove_reader(fileno)
-                if state & Wait.W:
-                    loop.remove_writer(fileno)
-            state = gen.send(got)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-def _ready_now(fileno: int, state: int) -> int:
-    """The socket's readiness for `state` without waiting: a write seldom has to wait, and
-    asking the kernel costs less than a turn of the loop."""
-    poll = select.poll()
-    poll.register(fileno, (select.POLLIN if state & Wait.R else 0) | select.POLLOUT)
-    ready = 0
-    for _, events in poll.poll(0):
-        if events & select.POLLIN:
-            ready |= Ready.R
-        if events & select.POLLOUT:
-            ready |= Ready.W
-    return ready
 
 
 class LoopUnits:

@@ -536,6 +536,20 @@ def test_a_kept_connection_lost_while_idle_is_pinged_and_replaced_unseen(
     assert on_the_loop(lambda: _unit_of_work_backend(kept_database)) != lost
 
 
+def test_a_kept_connection_the_server_closes_while_idle_leaves_the_loop_idle(
+    kept_database: Database, looping: _Loop
+) -> None:
+    """The loop's reader stays on a kept connection's socket between its waits; a socket
+    closed by the server turns readable with nobody waiting, and a reader left on it would
+    wake the loop on every turn, spending the CPU of a busy loop while it sleeps."""
+    lost = looping.run(lambda: _unit_of_work_backend(kept_database))
+    _end_backend(kept_database, lost)
+    began = time.thread_time()
+    looping.loop.run_until_complete(asyncio.sleep(0.3))
+    assert time.thread_time() - began < 0.1
+    assert looping.run(lambda: _unit_of_work_backend(kept_database)) != lost
+
+
 def test_a_kept_connection_lost_at_work_fails_that_unit_of_work_and_is_replaced(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
