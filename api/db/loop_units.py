@@ -89,8 +89,8 @@ class LoopConnection(psycopg.Connection[Any]):
             return super().wait(gen, interval, timeout)
         if timeout is not None:  # psycopg's `notifies` alone asks for one; the service never
             raise RuntimeError("a wait with a timeout is not awaited on the event loop")
-        fileno = self.pgconn.socket
         try:
+            fileno = self.pgconn.socket
             try:
                 state = sent_while_writable(gen, next(gen), fileno)
             except StopIteration as done:
@@ -98,14 +98,20 @@ class LoopConnection(psycopg.Connection[Any]):
             return await_only(self._socket_waits.waited(gen, state, fileno))
         except BaseException as stopped:
             # A failed exchange may have had libpq close the socket (a connection lost).
-            self._socket_waits.stop()
+            self.stop_waiting_on_the_loop()
             if not isinstance(stopped, Exception):
                 self._abandon(turn.connecting)
             raise
 
     def close(self) -> None:
-        self._socket_waits.stop()  # before the socket closes, and its number is reused
+        self.stop_waiting_on_the_loop()
         super().close()
+
+    def stop_waiting_on_the_loop(self) -> None:
+        """Take the loop's reader off the socket: before the socket closes and its number
+        is reused, and before the connection goes back to the pool, whose other users wait
+        as psycopg does."""
+        self._socket_waits.stop()
 
     def _abandon(self, connecting: ThreadPoolExecutor) -> None:
         """Cut halfway through an exchange with the server (a cancelled task): the server
@@ -122,7 +128,13 @@ class LoopConnection(psycopg.Connection[Any]):
 def open_connections_off_the_loop(engine: Engine) -> None:
     """Have `engine` open `LoopConnection`s, and open them in a thread when a unit of work
     on the event loop asks for one, so that the loop never blocks on a connection attempt
-    (a database restarting can take up to the connection timeout)."""
+    (a database restarting can take up to the connection timeout); and take the loop's
+    reader off each one that goes back to the pool."""
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(dbapi_connection: Any, _record: object) -> None:
+        if isinstance(dbapi_connection, LoopConnection):
+            dbapi_connection.stop_waiting_on_the_loop()
 
     @event.listens_for(engine, "do_connect")
     def _connect(

@@ -6,10 +6,10 @@ cheap. An exchange is driven in place for as long as it needs no wait: six in te
 hand's exchanges never wait (entering a pipeline, queueing a statement in one, a commit with
 nothing left to send), and handing each to the loop cost two switches of greenlet and a
 coroutine. And a connection keeps the loop's reader on its socket from one wait for an
-answer to the next, where registering it for each wait and removing it after cost the
-kernel two calls and the loop a handle a wait, four waits a hand: served, the two measured
-0.88 of the server's CPU a hand on PostgreSQL and 1.23 times its hands a second
-(docs/performance-log.md, "psycopg's waits on the event loop").
+answer to the next, where adding it for each wait and removing it after cost the kernel
+calls and the loop a poll handle made and closed, four waits a hand. Together: 0.958 of a
+PostgreSQL hand's instructions in process (docs/performance-log.md, "psycopg's waits on the
+event loop").
 """
 
 import asyncio
@@ -27,10 +27,14 @@ class SocketWaits:
     between them. It sets no timer: the statement and lock timeouts are the server's
     (`api.db.database._timeouts`).
 
-    The reader is taken off (`stop`) before the socket closes, when a wait is for writing
-    too, and when the socket turns readable with nobody waiting (a connection the server
-    closed, a notice): the next wait reads what is there, and a reader kept on a socket that
-    stays readable would wake the loop on every turn."""
+    The reader is taken off (`stop`) before the socket closes and before the connection goes
+    back to the pool (`api.db.loop_units`), after a failed exchange (libpq closes the socket
+    of a connection it finds lost), when a wait is for writing too, and when the socket is
+    readable with nobody waiting (a connection the server closed, a notice): the next wait
+    reads what is there, and a reader kept on a socket that stays readable would wake the
+    loop on every turn. Every one of those runs on the loop's thread: a connection whose
+    reader is on is a kept connection of that loop's units of work, and its pool's
+    check-in and close happen there too."""
 
     __slots__ = ("_fileno", "_loop", "_waiter")
 
@@ -67,10 +71,18 @@ class SocketWaits:
             loop.remove_reader(fileno)
 
     async def _readable(self, loop: asyncio.AbstractEventLoop, fileno: int) -> None:
+        """Back once the socket is readable. The reader is put on again at every wait: on
+        a socket already watched that asks nothing of the kernel, and uvloop, which closes
+        its reader on an error on the socket (a connection reset), would never call a
+        closed one again; it refuses to reuse it, and the reader is then made anew."""
         if self._loop is not loop or self._fileno != fileno:
             self.stop()
+        try:
             loop.add_reader(fileno, self._woken)
-            self._loop, self._fileno = loop, fileno
+        except RuntimeError:  # uvloop's reader, closed on an error on the socket
+            loop.remove_reader(fileno)
+            loop.add_reader(fileno, self._woken)
+        self._loop, self._fileno = loop, fileno
         waiter = loop.create_future()
         self._waiter = waiter
         try:
@@ -79,11 +91,16 @@ class SocketWaits:
             self._waiter = None
 
     def _woken(self) -> None:
+        """The loop's call when the socket is readable. asyncio's selector loop may call it
+        once more for readiness it found before the woken wait read the answer: with a wait
+        woken already that is nothing, and with none, the socket is asked again, so that
+        the reader comes off only a socket that is still readable."""
         waiter = self._waiter
-        if waiter is None or waiter.done():
-            self.stop()
-            return
-        waiter.set_result(None)
+        if waiter is not None:
+            if not waiter.done():
+                waiter.set_result(None)
+        elif self._loop is not None and _ready_now(self._fileno, Wait.R) & Ready.R:
+            self.stop()  # (a call queued before `stop` may still come: then it is off)
 
 
 async def _ready_for(loop: asyncio.AbstractEventLoop, fileno: int, state: Wait) -> int:
