@@ -30,11 +30,11 @@ class SocketWaits:
     The reader is taken off (`stop`) before the socket closes and before the connection goes
     back to the pool (`api.db.loop_units`), after a failed exchange (libpq closes the socket
     of a connection it finds lost), when a wait is for writing too, and when the socket is
-    readable with nobody waiting (a connection the server closed, a notice): the next wait
-    reads what is there, and a reader kept on a socket that stays readable would wake the
-    loop on every turn. Every one of those runs on the loop's thread: a connection whose
-    reader is on is a kept connection of that loop's units of work, and its pool's
-    check-in and close happen there too."""
+    readable, in error or hung up with nobody waiting (a connection the server closed or
+    reset, a notice): the next wait reads what is there, and a reader kept on a socket that
+    stays so would wake the loop on every turn. Every one of those runs on the loop's
+    thread: a connection whose reader is on is a kept connection of that loop's units of
+    work, and its pool's check-in and close happen there too."""
 
     __slots__ = ("_fileno", "_loop", "_waiter")
 
@@ -79,7 +79,9 @@ class SocketWaits:
             self.stop()
         try:
             loop.add_reader(fileno, self._woken)
-        except RuntimeError:  # uvloop's reader, closed on an error on the socket
+        except RuntimeError:
+            # uvloop's reader, closed on an error on the socket. A loop closed, or the
+            # socket a transport's, raise the same again below: nothing else is caught.
             loop.remove_reader(fileno)
             loop.add_reader(fileno, self._woken)
         self._loop, self._fileno = loop, fileno
@@ -91,16 +93,16 @@ class SocketWaits:
             self._waiter = None
 
     def _woken(self) -> None:
-        """The loop's call when the socket is readable. asyncio's selector loop may call it
-        once more for readiness it found before the woken wait read the answer: with a wait
-        woken already that is nothing, and with none, the socket is asked again, so that
-        the reader comes off only a socket that is still readable."""
+        """The loop's call when the socket is readable or broken. With nobody waiting the
+        socket is asked again first: asyncio's selector loop may call for readiness it found
+        before the woken wait read its answer, and the reader comes off only a socket that
+        would go on waking the loop."""
         waiter = self._waiter
         if waiter is not None:
-            if not waiter.done():
+            if not waiter.done():  # done: a cancelled wait, which stops the reader itself
                 waiter.set_result(None)
-        elif self._loop is not None and _ready_now(self._fileno, Wait.R) & Ready.R:
-            self.stop()  # (a call queued before `stop` may still come: then it is off)
+        elif _readable_or_broken(self._fileno):
+            self.stop()
 
 
 async def _ready_for(loop: asyncio.AbstractEventLoop, fileno: int, state: Wait) -> int:
@@ -136,6 +138,17 @@ def sent_while_writable(gen: Generator[Wait, Ready | int, T], state: Wait, filen
     while state & Wait.W and (ready := _ready_now(fileno, state)):
         state = gen.send(ready)
     return state
+
+
+def _readable_or_broken(fileno: int) -> bool:
+    """Whether the socket would wake a reader now: readable, or in error or hung up (which
+    asyncio's loop reports to readers too)."""
+    poll = select.poll()
+    poll.register(fileno, select.POLLIN)
+    return any(
+        events & (select.POLLIN | select.POLLERR | select.POLLHUP | select.POLLNVAL)
+        for _, events in poll.poll(0)
+    )
 
 
 def _ready_now(fileno: int, state: int) -> int:

@@ -143,13 +143,11 @@ def _holding_its_connection(database: Database) -> Callable[[], int]:
     return held
 
 
-def _unit_of_work_socket(database: Database) -> int:
-    """The socket of the connection a unit of work ran on, once it has waited for an
-    answer."""
+def _unit_of_work_connection(database: Database) -> Any:
+    """psycopg's connection a unit of work ran on, once it has waited for an answer."""
     with database.transaction() as session:
         session.execute(text("SELECT 1"))
-        driver_connection: Any = session.connection().connection.driver_connection
-        return int(driver_connection.pgconn.socket)
+        return session.connection().connection.driver_connection
 
 
 def _read_backend(database: Database) -> int:
@@ -564,31 +562,33 @@ def test_a_kept_connection_lost_while_idle_is_pinged_and_replaced_unseen(
     assert on_the_loop(lambda: _unit_of_work_backend(kept_database)) != lost
 
 
-def _reader_was_on(loop: asyncio.AbstractEventLoop, socket: int) -> bool:
-    """Whether `loop` had a reader on `socket`, taken off to tell. asyncio's loop says so;
-    uvloop's `remove_reader` returns None whatever it finds, so a test that asks is asyncio's
-    alone (uvloop's readers are held to their behaviour by the tests around)."""
+def _asyncio_only(loop: asyncio.AbstractEventLoop) -> None:
+    """A test that asks whether a reader was on asks asyncio's loop: uvloop's
+    `remove_reader` returns None whatever it finds (its readers are held to their behaviour
+    by the tests around, and by tests/api/test_loop_waits.py)."""
     if isinstance(loop, uvloop.Loop):
         pytest.skip("uvloop's remove_reader does not say whether a reader was on")
-    return bool(loop.remove_reader(socket))
 
 
 def test_a_kept_connection_keeps_the_loops_reader_on_its_socket_between_units_of_work(
     kept_database: Database, looping: _Loop
 ) -> None:
-    socket = looping.run(lambda: _unit_of_work_socket(kept_database))
+    _asyncio_only(looping.loop)
+    socket = looping.run(lambda: _unit_of_work_connection(kept_database)).pgconn.socket
     looping.run(lambda: _unit_of_work_backend(kept_database))
-    assert _reader_was_on(looping.loop, socket)
+    assert looping.loop.remove_reader(socket)
 
 
 def test_a_kept_connection_handed_back_to_the_pool_leaves_no_reader_on_its_socket(
     kept_database: Database, looping: _Loop
 ) -> None:
     """The pool's other users wait as psycopg does, and it may close the socket."""
-    socket = looping.run(lambda: _unit_of_work_socket(kept_database))
+    _asyncio_only(looping.loop)
+    connection = looping.run(lambda: _unit_of_work_connection(kept_database))
     assert looping.units is not None
     looping.units.close()
-    assert not _reader_was_on(looping.loop, socket)
+    assert not connection.closed  # in the pool, its reader taken off at the check-in
+    assert not looping.loop.remove_reader(connection.pgconn.socket)
 
 
 def test_a_kept_connection_the_server_closes_while_idle_leaves_the_loop_idle(
