@@ -31,6 +31,7 @@ from ledger.database import normalize_url
 from ledger.driver import Sql, driver_of
 from tests.api.conftest import (
     Caller,
+    NewLoop,
     counting_connections,
     new_player,
     play_until,
@@ -44,22 +45,6 @@ OnTheLoop = Callable[[Callable[[], Any]], Any]
 
 IDLE_LIMIT_SECONDS = 0.05
 """The tests' idle limit before a ping, in place of the service's second."""
-
-
-NewLoop = Callable[[], asyncio.AbstractEventLoop]
-
-_NEW_LOOPS: dict[str, NewLoop] = {
-    "asyncio": asyncio.new_event_loop,
-    "uvloop": uvloop.new_event_loop,
-}
-
-
-@pytest.fixture(params=sorted(_NEW_LOOPS))
-def new_loop(request: pytest.FixtureRequest) -> NewLoop:
-    """The server's uvloop, and asyncio's own loop (the test client's): they call a socket's
-    reader differently (asyncio's may call it once more for readiness it found before the
-    woken wait read its answer)."""
-    return _NEW_LOOPS[request.param]
 
 
 class _Loop:

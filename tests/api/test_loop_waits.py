@@ -6,20 +6,13 @@ of leaving the second wait asleep on a reader uvloop has closed."""
 import asyncio
 import socket
 import struct
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 
 import pytest
-import uvloop
 from psycopg.waiting import Ready, Wait
 
 from api.db.loop_waits import SocketWaits
-
-NewLoop = Callable[[], asyncio.AbstractEventLoop]
-
-
-@pytest.fixture(params=["asyncio", "uvloop"])
-def new_loop(request: pytest.FixtureRequest) -> NewLoop:
-    return asyncio.new_event_loop if request.param == "asyncio" else uvloop.new_event_loop
+from tests.api.conftest import NewLoop
 
 
 @pytest.fixture
