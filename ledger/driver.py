@@ -40,7 +40,7 @@ from sqlalchemy import JSON, Connection, Engine, event
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from ledger.schema import UTCDateTime, sqlite_time
 
@@ -155,9 +155,10 @@ class Driver:
 
     def __init__(self, connection: Connection) -> None:
         self.is_postgresql = connection.dialect.name == "postgresql"
-        self._cursor = connection.connection.cursor()
-        self._driver_connection: Any = connection.connection.driver_connection
-        self._info = connection.info
+        proxied = connection.connection
+        self._driver_connection: Any = proxied.driver_connection
+        self._info = proxied.info
+        self._cursor = _kept_cursor(proxied, self._info) if self.is_postgresql else proxied.cursor()
         self._queued: list[_Statement] = []
         self._alongside: list[tuple[str, Mapping[str, Any]]] = []
         """Writes to go alongside the next statement sent (`alongside`)."""
@@ -313,6 +314,25 @@ class Driver:
 
 
 _COMMIT = "COMMIT"
+
+_CURSOR = "ledger.driver.cursor"
+"""`Connection.info` key: the cursor the drivers on that PostgreSQL connection share."""
+
+
+def _kept_cursor(proxied: PoolProxiedConnection, info: dict[Any, Any]) -> Any:
+    """The one cursor of the drivers on a PostgreSQL connection, made by its first.
+
+    psycopg builds each new cursor its own map of adapters: a cursor for every unit of work
+    was a tenth of an empty unit's instructions. One cursor serves them all, one after
+    another and side by side on the connection, because a driver reads every result before
+    it returns. It goes with its connection: the pool empties `info` when it replaces one.
+    (SQLite's cursors cost little, and one kept would hold its last SELECT's statement, and
+    that statement's read, open past the COMMIT.)"""
+    cursor = info.get(_CURSOR)
+    if cursor is None:
+        cursor = info[_CURSOR] = proxied.cursor()
+    return cursor
+
 
 _QUEUED = "ledger.driver.queued"
 """`Connection.info` key: the driver whose writes wait to be sent on that connection."""

@@ -76,7 +76,27 @@ def _request_id(scope: Scope) -> bytes:
     return secrets.token_hex(8).encode()
 
 
-class JsonLinesFormatter(logging.Formatter):
+class PlainFormatter(logging.Formatter):
+    """`logging.Formatter`, its time worked out once a second: converting and formatting it
+    for every line was a fifth of an access line's cost (2.4 of 13 µs). The same text, for
+    the second's text depends on nothing but the second and the format."""
+
+    _second: tuple[int, str | None, str] = (-1, None, "")
+    """The last second formatted, its format, and its text (one tuple: one assignment)."""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        second = int(record.created)
+        cached_second, cached_format, text = self._second
+        if second != cached_second or datefmt != cached_format:
+            moment = self.converter(record.created)
+            text = time.strftime(datefmt or self.default_time_format, moment)
+            self._second = (second, datefmt, text)
+        if datefmt or not self.default_msec_format:
+            return text
+        return self.default_msec_format % (text, record.msecs)
+
+
+class JsonLinesFormatter(PlainFormatter):
     """An access line as one JSON object: {"time", "method", "path", "status",
     "duration_ms", "request_id"}; other records as {"time", "level", "logger", "message"}."""
 
@@ -111,7 +131,10 @@ def logging_config(*, json_lines: bool, access_log: bool) -> LoggingConfig:
     return LoggingConfig(
         configure_root_logger=False,
         formatters={
-            "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+            "plain": {
+                "()": PlainFormatter,
+                "fmt": "%(asctime)s %(levelname)s %(name)s %(message)s",
+            },
             "json": {"()": JsonLinesFormatter},
         },
         handlers={"console": handler},

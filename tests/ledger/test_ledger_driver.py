@@ -237,6 +237,31 @@ def test_a_driver_dropping_its_writes_leaves_another_drivers_alone(probe: Engine
     assert _names(probe) == ["bo"]
 
 
+def test_a_drivers_rows_are_its_own_when_another_driver_reads_in_between(probe: Engine) -> None:
+    """(On PostgreSQL the drivers on a connection share its one cursor.)"""
+    with probe.begin() as connection:
+        first, second = Driver(connection), Driver(connection)
+        first.execute(_INSERT, {"name": "ada"})
+        first.execute(_INSERT, {"name": "bo"})
+        assert first.first(_NAMES, {}) == ("ada",)
+        assert second.all(_NAMES, {}) == [("ada",), ("bo",)]
+        assert first.scalar(Sql.of("SELECT count(*) FROM probe"), {}) == 2
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_driver_on_a_connection_replaced_since_its_last_user_runs_on_the_new_one(
+    one_connection: Engine,
+) -> None:
+    with one_connection.connect() as connection:
+        assert Driver(connection).all(_NAMES, {}) == []
+        connection.invalidate()
+    with one_connection.begin() as connection:
+        driver = Driver(connection)
+        driver.execute(_INSERT, {"name": "ada"})
+        driver.commit()
+    assert _names(one_connection) == ["ada"]
+
+
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_a_write_left_outside_a_transaction_never_reaches_its_connections_next_user(
     one_connection: Engine,
