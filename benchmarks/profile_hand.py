@@ -32,6 +32,7 @@ from api.settings import Settings
 from benchmarks import http_load, scratch
 from benchmarks.audit_bench import HandFactory
 from benchmarks.plan import QUICK
+from ledger.driver import watch_exchanges
 
 _LITERAL = re.compile(r"'[^']*'|\b\d+\b")
 
@@ -49,7 +50,15 @@ def _statement_kind(statement: str) -> str:
 
 def count_driver_statements(engine: Engine, count: Callable[[str], None]) -> None:
     """Count every statement the driver runs, SQLAlchemy's and the hot path's own (which go
-    straight to the DBAPI cursor and so past SQLAlchemy's execution events)."""
+    straight to the driver, past SQLAlchemy's execution events: SQLite's cursor, or on
+    PostgreSQL the driver's own exchanges, whose COMMIT is counted too)."""
+
+    def _each(texts: list[str]) -> None:
+        for text in texts:
+            count(text)
+
+    if engine.dialect.name == "postgresql":
+        watch_exchanges(engine, _each)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:

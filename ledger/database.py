@@ -86,12 +86,20 @@ def make_engine(
         engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine, busy_timeout_ms)
         return engine
+    return _postgresql_engine(url, ping_after_idle_seconds, kwargs)
+
+
+def _postgresql_engine(url: str, ping_after_idle_seconds: float, kwargs: dict[str, Any]) -> Engine:
+    """`make_engine`'s PostgreSQL engine, `kwargs` its own and SQLAlchemy's."""
     # What a unit of work reads after taking a lock (the Idempotency-Key's advisory lock,
     # a row's FOR UPDATE) must include what the lock's previous holder committed; a
     # database whose default is REPEATABLE READ would read the transaction's first
     # snapshot instead. Reads that want one snapshot ask for it (`api.db.snapshot`).
     kwargs.setdefault("isolation_level", "READ COMMITTED")
-    engine = create_engine(url, **kwargs)
+    # The driver prepares its statements itself (`ledger.pq_exchange`); psycopg's own would
+    # have it drop them all after a rollback.
+    connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
+    engine = create_engine(url, connect_args=connect_args, **kwargs)
     _ping_after_idle(engine, ping_after_idle_seconds)
     send_queued_writes_first(engine)
     return engine

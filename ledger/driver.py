@@ -3,27 +3,24 @@
 SQLAlchemy compiles, caches, binds and wraps every statement it executes; on the dozen
 statements of a hand that costs the server more CPU than the database's own work. Those
 paths therefore keep their SQL as text, written once and rendered once per dialect, and run
-it on the DBAPI cursor of the connection SQLAlchemy already opened for the unit of work: it
-shares that transaction, so Core code before and after sees its writes (the ORM's pending
-objects are not flushed first: flush before mixing the two). Values are
-converted with the very processors SQLAlchemy applies (`UTCDateTime`, `JSON`), so a row
-written here reads back exactly like any other.
+it on the driver's connection that SQLAlchemy opened for the unit of work (SQLite's cursor;
+on PostgreSQL exchanges of our own, `ledger.pq_exchange`): it shares that transaction, so
+Core code before and after sees its writes (the ORM's pending objects are not flushed
+first: flush before mixing the two). Values are converted with the very processors
+SQLAlchemy applies (`UTCDateTime`, `JSON`), so a row written here reads back like any other.
 
 On PostgreSQL a write whose result nobody reads (`Driver.execute`) waits until something
-must go to the server anyway, a read or the COMMIT, and goes with it in one round trip
-(psycopg's pipeline mode): a hand's last writes, its postings, its chain's head and its
-key's record, then cost no round trip of their own. A round trip cost the server about
-30 µs of CPU and PostgreSQL about 35 (docs/performance-log.md). A write that nothing beside
-it depends on (`Driver.alongside`) costs no statement of its own either: it becomes a
-data-modifying CTE of the statement next to it, for psycopg spends about as much CPU on each
-statement of a pipeline as the round trip it saves, and one statement more costs the server
-20-65 µs (docs/performance-log.md, "PostgreSQL: a statement costs what a round trip
-costs"). What runs on the connection through SQLAlchemy or another driver sees them all: a
-statement of SQLAlchemy's, its commit and another driver's statement send them first, a
-rollback drops them, so does the connection's return to the pool
-(`send_queued_writes_first`), and a write that fails fails the statement it went with, in
-the same transaction, its parameters copied when it was queued. Only statements sent on the
-DBAPI connection itself, past both, would not.
+must go to the server anyway, a read or the COMMIT, and goes with it in one round trip: a
+hand's last writes, its postings, its chain's head and its key's record, then cost no round
+trip of their own. A write that nothing beside it depends on (`Driver.alongside`) costs no
+statement of its own either: it becomes a data-modifying CTE of the statement next to it,
+for one statement more costs the server 20-65 µs (docs/performance-log.md, "PostgreSQL: a
+statement costs what a round trip costs"). What runs on the connection through SQLAlchemy
+or another driver sees them all: a statement of SQLAlchemy's, its commit and another
+driver's statement send them first, a rollback drops them, so does the connection's return
+to the pool (`send_queued_writes_first`), and a write that fails fails the statement it
+went with, in the same transaction, its parameters copied when it was queued. Only
+statements sent on the DBAPI connection itself, past both, would not.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
@@ -42,6 +39,8 @@ from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
+from ledger.alongside import Queued, starts_with_with
+from ledger.pq_exchange import Exchanges, Observer, Statement
 from ledger.schema import UTCDateTime, sqlite_time
 
 _PARAMETER = re.compile(r"(?<![:\w]):(\w+)")
@@ -103,63 +102,18 @@ def _conversions(dialect: Dialect) -> _Conversions:
     return _Conversions(time, read_time, as_json)
 
 
-@dataclass(slots=True)
-class _Statement:
-    """A PostgreSQL statement to send, with the writes that go alongside it as its CTEs."""
-
-    text: str
-    parameters: Mapping[str, Any]
-    alongside: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)
-
-    def composed(self) -> tuple[str, Mapping[str, Any]]:
-        """The text and parameters sent: each write alongside as a data-modifying CTE, its
-        parameters renamed apart from the statement's own and from one another's."""
-        if not self.alongside:
-            return self.text, self.parameters
-        parameters = dict(self.parameters)
-        for index, (_, values) in enumerate(self.alongside):
-            prefix = _alongside_prefix(index)
-            parameters.update({prefix + name: value for name, value in values.items()})
-        return _with_alongside(tuple(text for text, _ in self.alongside), self.text), parameters
-
-
-def _alongside_prefix(index: int) -> str:
-    return f"alongside{index}_"
-
-
-@lru_cache(maxsize=64)
-def _with_alongside(alongside: tuple[str, ...], target: str) -> str:
-    """`target` with each of `alongside` as a data-modifying CTE (PostgreSQL runs each once,
-    to completion, whether or not it is referred to), its parameters renamed apart."""
-    ctes = ", ".join(
-        f"alongside{index} AS ({_renamed(text, _alongside_prefix(index))})"
-        for index, text in enumerate(alongside)
-    )
-    with_clause = _WITH.match(target)
-    if with_clause is not None:
-        return f"WITH {ctes}, {target[with_clause.end() :]}"
-    return f"WITH {ctes} {target.lstrip()}"
-
-
-_WITH = re.compile(r"\s*WITH\s+", re.IGNORECASE)
-_PLACEHOLDER = re.compile(r"%\((\w+)\)s")
-
-
-def _renamed(text: str, prefix: str) -> str:
-    """psycopg's `%(name)s` placeholders of `text` as `%(<prefix>name)s`."""
-    return _PLACEHOLDER.sub(lambda found: f"%({prefix}{found[1]})s", text)
-
-
 class Driver:
-    """The driver's cursor for one unit of work, and the dialect's value conversions."""
+    """The driver's statements for one unit of work, and the dialect's value conversions."""
 
     def __init__(self, connection: Connection) -> None:
         self.is_postgresql = connection.dialect.name == "postgresql"
         proxied = connection.connection
-        self._driver_connection: Any = proxied.driver_connection
         self._info = proxied.info
-        self._cursor = _kept_cursor(proxied, self._info) if self.is_postgresql else proxied.cursor()
-        self._queued: list[_Statement] = []
+        if self.is_postgresql:
+            self._exchanges = _exchanges_of(proxied, self._info)
+        else:
+            self._cursor = proxied.cursor()
+        self._queued: list[Queued] = []
         self._alongside: list[tuple[str, Mapping[str, Any]]] = []
         """Writes to go alongside the next statement sent (`alongside`)."""
         self._dialect = connection.dialect
@@ -178,7 +132,7 @@ class Driver:
         with it; on SQLite, in process, at once. A queued write that fails is raised by
         that statement."""
         if not self.is_postgresql:
-            self._run(sql.sqlite, parameters)
+            self._run_sqlite(sql.sqlite, parameters)
             return
         self._take_the_queue()
         self._queued.append(self._next_statement(sql.postgresql, dict(parameters)))
@@ -195,9 +149,9 @@ class Driver:
         its own (a CTE cannot hold one). Its locks are taken when that statement runs, after
         the statement's own: it must lock nothing it could wait for."""
         if not self.is_postgresql:
-            self._run(sql.sqlite, parameters)
+            self._run_sqlite(sql.sqlite, parameters)
             return
-        if _WITH.match(sql.postgresql):
+        if starts_with_with(sql.postgresql):
             raise ValueError("a write alongside another statement cannot hold a WITH")
         self._take_the_queue()
         write = (sql.postgresql, dict(parameters))
@@ -212,10 +166,15 @@ class Driver:
         return None if row is None else row[0]
 
     def first(self, sql: Sql, parameters: Mapping[str, Any]) -> Row | None:
-        return cast(Row | None, self._read(sql, parameters).fetchone())
+        if not self.is_postgresql:
+            return cast(Row | None, self._run_sqlite(sql.sqlite, parameters).fetchone())
+        rows = self._read(sql.postgresql, parameters)
+        return rows[0] if rows else None
 
     def all(self, sql: Sql, parameters: Mapping[str, Any]) -> Sequence[Row]:
-        return cast(Sequence[Row], self._read(sql, parameters).fetchall())
+        if not self.is_postgresql:
+            return cast(Sequence[Row], self._run_sqlite(sql.sqlite, parameters).fetchall())
+        return self._read(sql.postgresql, parameters)
 
     def commit(self) -> None:
         """PostgreSQL: the queued writes and the COMMIT in one round trip. SQLAlchemy's own
@@ -223,20 +182,19 @@ class Driver:
         transaction over and sends nothing. Without queued writes, and on SQLite, nothing:
         SQLAlchemy's commit does it all.
 
-        The COMMIT is a statement of the pipeline, not psycopg's `commit()`: inside a
-        pipeline that syncs it and waits for the answers, and leaving the pipeline then
-        syncs and waits again, a second round trip (docs/performance-log.md, "A hand's
+        The COMMIT goes in the exchange with the writes, not by psycopg's `commit()` after
+        them, which would be a round trip of its own (docs/performance-log.md, "A hand's
         COMMIT waited twice")."""
         self._queue_what_waits_alongside()
         if self._queued:
-            self._in_pipeline(lambda: self._cursor.execute(_COMMIT), _COMMIT)
+            self._sent(self._taken_queue(), commit=True)
 
     def send_queued(self) -> None:
         """Send the queued writes now, in one round trip: something else is about to run on
         the connection and must find them done."""
         self._queue_what_waits_alongside()
         if self._queued:
-            self._in_pipeline(None, self._queued[-1].text)
+            self._sent(self._taken_queue())
 
     def drop_queued(self) -> None:
         """Forget the queued writes: their transaction is being rolled back."""
@@ -244,24 +202,20 @@ class Driver:
         self._alongside.clear()
         self._let_go_of_the_queue()
 
-    def _read(self, sql: Sql, parameters: Mapping[str, Any]) -> Any:
-        if not self.is_postgresql:
-            return self._run(sql.sqlite, parameters)
+    def _read(self, text: str, parameters: Mapping[str, Any]) -> list[Row]:
+        """PostgreSQL: the queued writes and the read in one exchange; the read's rows."""
         self._send_anothers_queue()
-        text, values = self._next_statement(sql.postgresql, parameters).composed()
-        if self._queued:
-            return self._in_pipeline(lambda: self._cursor.execute(text, values), text)
-        self._let_go_of_the_queue()
-        return self._run(text, values)
+        read = self._next_statement(text, parameters).composed()
+        return self._sent([*self._taken_queue(), read])
 
-    def _next_statement(self, text: str, parameters: Mapping[str, Any]) -> _Statement:
+    def _next_statement(self, text: str, parameters: Mapping[str, Any]) -> Queued:
         """The next statement to send, with the writes waiting to go alongside it."""
         waiting, self._alongside = self._alongside, []
-        return _Statement(text, parameters, waiting)
+        return Queued(text, parameters, waiting)
 
     def _queue_what_waits_alongside(self) -> None:
         """Writes waiting alongside with nothing left to go with: each a statement of its own."""
-        self._queued.extend(_Statement(text, values) for text, values in self._alongside)
+        self._queued.extend(Queued(text, values) for text, values in self._alongside)
         self._alongside = []
 
     def _take_the_queue(self) -> None:
@@ -279,25 +233,23 @@ class Driver:
         if self._info.get(_QUEUED) is self:
             del self._info[_QUEUED]
 
-    def _in_pipeline(self, then: Callable[[], Any] | None, last: str) -> Any:
-        """The queued writes, then `then()` (whose statement is `last`), in one round trip;
-        the cursor, whose result is then the last statement's. A failure names every
-        statement sent, for it may have been any of them."""
+    def _taken_queue(self) -> list[Statement]:
+        """The queued writes as they are sent, the queue left empty and let go of."""
         queued = [statement.composed() for statement in self._queued]
         self._queued = []
         self._let_go_of_the_queue()
-        try:
-            with self._driver_connection.pipeline():
-                for queued_text, queued_parameters in queued:
-                    self._cursor.execute(queued_text, queued_parameters)
-                if then is not None:
-                    then()
-        except self._dbapi.Error as error:
-            sent = ";\n".join([*(queued_text for queued_text, _ in queued), last])
-            raise self._wrapped(error, sent) from error
-        return self._cursor
+        return queued
 
-    def _run(self, text: str, parameters: Mapping[str, Any]) -> Any:
+    def _sent(self, statements: Sequence[Statement], *, commit: bool = False) -> list[Row]:
+        """`statements`, and the COMMIT if `commit`, in one round trip; the last one's rows.
+        A failure names every statement sent, for it may have been any of them."""
+        try:
+            return self._exchanges.run(statements, commit=commit)
+        except self._dbapi.Error as error:
+            texts = [text for text, _ in statements] + ([_COMMIT] if commit else [])
+            raise self._wrapped(error, ";\n".join(texts)) from error
+
+    def _run_sqlite(self, text: str, parameters: Mapping[str, Any]) -> Any:
         try:
             self._cursor.execute(text, parameters)
         except self._dbapi.Error as error:
@@ -315,23 +267,17 @@ class Driver:
 
 _COMMIT = "COMMIT"
 
-_CURSOR = "ledger.driver.cursor"
-"""`Connection.info` key: the cursor the drivers on that PostgreSQL connection share."""
+_EXCHANGES = "ledger.driver.exchanges"
+"""`Connection.info` key: a PostgreSQL connection's exchanges, and what is prepared on it."""
 
 
-def _kept_cursor(proxied: PoolProxiedConnection, info: dict[Any, Any]) -> Any:
-    """The one cursor of the drivers on a PostgreSQL connection, made by its first.
-
-    psycopg builds each new cursor its own map of adapters: a cursor for every unit of work
-    was a tenth of an empty unit's instructions. One cursor serves them all, one after
-    another and side by side on the connection, because a driver reads every result before
-    it returns. It goes with its connection: the pool empties `info` when it replaces one.
-    (SQLite's cursors cost little, and one kept would hold its last SELECT's statement, and
-    that statement's read, open past the COMMIT.)"""
-    cursor = info.get(_CURSOR)
-    if cursor is None:
-        cursor = info[_CURSOR] = proxied.cursor()
-    return cursor
+def _exchanges_of(proxied: PoolProxiedConnection, info: dict[Any, Any]) -> Exchanges:
+    """The connection's exchanges, made for its first driver. They go with the connection:
+    the pool empties `info` when it replaces one."""
+    exchanges = info.get(_EXCHANGES)
+    if exchanges is None:
+        exchanges = info[_EXCHANGES] = Exchanges(cast(Any, proxied.driver_connection))
+    return cast(Exchanges, exchanges)
 
 
 _QUEUED = "ledger.driver.queued"
@@ -379,6 +325,16 @@ def send_queued_writes_first(engine: Engine) -> None:
     event.listen(engine, "commit", send_before_commit)
     event.listen(engine, "rollback", drop)
     event.listen(engine, "checkin", drop_at_checkin)
+
+
+def watch_exchanges(engine: Engine, observer: Observer) -> None:
+    """Tell `observer` of every exchange the drivers send on the PostgreSQL connections
+    `engine` opens from now on (one round trip each): what the tests and the benchmarks
+    count. SQLAlchemy's own statements go by psycopg's cursors, past it."""
+
+    @event.listens_for(engine, "connect")
+    def _watched(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info[_EXCHANGES] = Exchanges(dbapi_connection, observer)
 
 
 def driver_of(session: Session) -> Driver:

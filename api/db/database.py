@@ -132,14 +132,12 @@ class Database:
         """A read-only session that never holds SQLite's write lock.
 
         On PostgreSQL its transaction is READ ONLY and ends by COMMIT, not by the ROLLBACK
-        that closing it would send: psycopg forgets every statement it prepared on a
-        connection when the connection rolls back (and sends DEALLOCATE ALL). Reads ended
-        by rollback, a token checked again once a second among them, had PostgreSQL plan
-        each of a hand's statements once in every six to ten runs instead of once per
-        connection (docs/performance-log.md, "PostgreSQL's prepared statements and the
-        chain head's plan"). A read refused on the way (an unknown token, a hand not found)
-        ends by COMMIT too: any client could otherwise wipe a pooled connection's statements
-        at will. Only a read the database failed rolls back, as it must.
+        that closing it would send. That kept the statements psycopg had prepared, which it
+        forgets on a rollback (docs/performance-log.md, "PostgreSQL's prepared statements
+        and the chain head's plan"); the driver now prepares its own, which a rollback
+        keeps, and psycopg none (`ledger.pq_exchange`), and the COMMIT, which costs what the
+        ROLLBACK would, stays. A read refused on the way (an unknown token, a hand not
+        found) ends by COMMIT too. Only a read the database failed rolls back, as it must.
 
         On the event loop on PostgreSQL the read runs on its turn's kept connection, the same
         way: a read there must not wait on the loop for a connection from the pool."""

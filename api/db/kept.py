@@ -88,14 +88,13 @@ class KeptConnection:
     @contextmanager
     def reading(self) -> Iterator[Session]:
         """A READ ONLY transaction (PostgreSQL's: SQLite's reads use the pool), ended as
-        `Database.reading` ends one: by COMMIT, which keeps the statements psycopg prepared,
-        unless the database failed it. Whatever happened, the connection is left out of any
-        transaction and writable, or replaced."""
+        `Database.reading` ends one: by COMMIT, unless the database failed it. Whatever
+        happened, the connection is left out of any transaction and writable, or replaced."""
         with self._taken() as (connection, session):
             driver_connection: Any = connection.connection.driver_connection
             transaction = connection.begin()
             try:
-                driver_connection.read_only = True  # psycopg's BEGIN becomes BEGIN READ ONLY
+                driver_connection.read_only = True  # its BEGIN becomes BEGIN READ ONLY
                 yield session
             except DBAPIError:
                 raise  # rolled back as the block closes, as it must be

@@ -22,6 +22,7 @@ from api.domain.tables.service import ensure_standard_table, set_open
 from benchmarks.profile_hand import count_driver_statements
 from casino.hand import Action
 from ledger.chains import chain_for
+from ledger.driver import watch_exchanges
 from tests.api.conftest import Caller, play_until, standard_table_id
 from tests.api.conftest import new_player as new_player_over_http
 from tests.audit.support import new_player, standard_table
@@ -56,11 +57,13 @@ def test_a_settled_hand_takes_nine_statements_on_sqlite_and_five_on_postgresql(
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_settled_hand_waits_on_postgresql_four_times_after_its_begin(database_url: str) -> None:
-    """The player's lock; the one read; the hand's row with the balances and the chain's
-    head; the postings, the head moved on and COMMIT. A write whose answer nobody reads goes
-    with the statement after it (`ledger.driver`); psycopg's BEGIN is a round trip of its
-    own."""
+def test_a_settled_hand_waits_on_postgresql_four_times_its_begin_included(
+    database_url: str,
+) -> None:
+    """The BEGIN and the player's lock; the one read; the hand's row with the balances and
+    the chain's head; the postings, the head moved on and COMMIT. A write whose answer
+    nobody reads goes with the statement after it (`ledger.driver`), the BEGIN with the
+    transaction's first (`ledger.pq_exchange`)."""
     waits = _noted_for_a_settled_hand(database_url, _count_round_trips)
     assert len([w for w in waits if not _PING.match(w)]) == 4, waits
 
@@ -184,33 +187,26 @@ _PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
 
 
 def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
-    """Note each statement psycopg sends on its own, each pipeline (statements sent
-    together, their answers awaited once, at its end) and each of psycopg's commits, on the
-    connections opened from now on."""
+    """Note each exchange of the drivers (statements sent together, their answers awaited
+    once, a transaction's BEGIN with its first), each statement psycopg sends for
+    SQLAlchemy, and each of psycopg's commits, on the connections opened from now on."""
+    watch_exchanges(engine, lambda texts: note("<exchange> " + "; ".join(texts)))
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         class Noting(psycopg.Cursor[Any]):
             def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-                if self.connection.pgconn.pipeline_status == psycopg.pq.PipelineStatus.OFF:
-                    note(str(query))
+                note(str(query))
                 return super().execute(query, *args, **kwargs)
 
         dbapi_connection.cursor_factory = Noting
-        pipeline, commit = dbapi_connection.pipeline, dbapi_connection.commit
-
-        def noted_pipeline() -> Any:
-            note("<pipeline>")
-            return pipeline()
+        commit = dbapi_connection.commit
 
         def noted_commit() -> None:
-            # Outside a pipeline a round trip of its own; inside one it syncs the pipeline
-            # and waits for its answers, and the pipeline's end then waits again.
             if dbapi_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 note("COMMIT")
             commit()
 
-        dbapi_connection.pipeline = noted_pipeline
         dbapi_connection.commit = noted_commit
 
 
@@ -257,12 +253,12 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_hand_placed_over_http_waits_on_postgresql_three_times_after_its_begin(
+def test_a_hand_placed_over_http_waits_on_postgresql_three_times_its_begin_included(
     client: TestClient[Litestar], operator: Caller
 ) -> None:
-    """The key's and the player's locks with the key's record and the opening read; the
-    hand with the balances and the chain's head; the postings, the head moved on with the
-    key's record beside it, and the COMMIT. psycopg's BEGIN is a fourth."""
+    """The BEGIN, the key's and the player's locks with the key's record and the opening
+    read; the hand with the balances and the chain's head; the postings, the head moved on
+    with the key's record beside it, and the COMMIT."""
     waits = _noted_for_a_settled_hand_over_http(client, operator, _count_round_trips)
     assert len([w for w in waits if not _PING.match(w)]) == 3, waits
 

@@ -430,18 +430,18 @@ def test_a_unit_of_work_after_a_refused_write_in_a_read_commits(
     _assert_the_next_unit_of_work_commits(kept_database, on_the_loop)
 
 
-def _read_alone_in_transaction(database: Database) -> bool:
-    """Whether a read alone found itself inside a transaction."""
+def _reads_alone_in_one_transaction(database: Database) -> bool:
+    """Whether two reads alone found themselves in one transaction."""
     with database.reading_alone() as driver:
-        return bool(driver.scalar(Sql.of("SELECT now() <> statement_timestamp()"), {}))
+        began = [driver.scalar(Sql.of("SELECT now()"), {}) for _ in range(2)]
+    return bool(began[0] == began[1])
 
 
 def test_a_read_alone_on_the_loop_runs_in_no_transaction(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
-    """In a transaction `now()` is when it began, earlier than the statement; alone they
-    are the same moment."""
-    assert on_the_loop(lambda: _read_alone_in_transaction(kept_database)) is False
+    """`now()` is when the statement's transaction began: the same for two reads in one."""
+    assert on_the_loop(lambda: _reads_alone_in_one_transaction(kept_database)) is False
 
 
 def _fail_a_write(database: Database) -> None:
@@ -464,7 +464,7 @@ def _assert_the_next_unit_of_work_is_one_transaction(
 def test_a_unit_of_work_after_a_read_alone_is_one_transaction_again(
     kept_database: Database, on_the_loop: OnTheLoop
 ) -> None:
-    on_the_loop(lambda: _read_alone_in_transaction(kept_database))
+    on_the_loop(lambda: _reads_alone_in_one_transaction(kept_database))
     _assert_the_next_unit_of_work_is_one_transaction(kept_database, on_the_loop)
 
 

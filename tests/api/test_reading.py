@@ -1,14 +1,15 @@
-"""Reads (`Database.reading`): on PostgreSQL, READ ONLY transactions ended by COMMIT, so that
-a read never costs its connection the statements psycopg prepared on it."""
+"""Reads (`Database.reading`): on PostgreSQL, READ ONLY transactions ended by COMMIT; a read,
+answered or refused, leaves its connection the statements the driver prepared on it."""
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from api.db.database import Database
+from ledger.driver import Sql, driver_of
 
 _PREPARED_HERE = text("SELECT count(*) FROM pg_prepared_statements")
-_SOME_READ = text("SELECT count(*) FROM ledger_accounts WHERE id = :id")
+_SOME_READ = Sql.of("SELECT count(*) FROM ledger_accounts WHERE id = :id")
 
 
 def _only_postgresql(database: Database) -> None:
@@ -24,9 +25,8 @@ def _prepared_on_the_pooled_connection(database: Database) -> int:
 
 def _a_statement_prepared(database: Database) -> int:
     """Statements prepared on the pooled connection once `_SOME_READ` is among them."""
-    for _ in range(6):  # psycopg prepares a statement the sixth time it runs it
-        with database.transaction() as session:
-            session.execute(_SOME_READ, {"id": 1})
+    with database.transaction() as session:
+        driver_of(session).scalar(_SOME_READ, {"id": 1})
     return _prepared_on_the_pooled_connection(database)
 
 
@@ -36,7 +36,7 @@ def test_a_read_keeps_the_statements_prepared_on_its_connection(database: Databa
     assert prepared > 0
 
     with database.reading() as session:
-        session.execute(_SOME_READ, {"id": 1})
+        driver_of(session).scalar(_SOME_READ, {"id": 1})
 
     assert _prepared_on_the_pooled_connection(database) == prepared
 
@@ -49,7 +49,7 @@ def test_a_refused_read_keeps_the_statements_prepared_on_its_connection(
 
     def _refused_after_reading() -> None:  # as a read of an unknown token is
         with database.reading() as session:
-            session.execute(_SOME_READ, {"id": 1})
+            driver_of(session).scalar(_SOME_READ, {"id": 1})
             raise LookupError("not found")
 
     with pytest.raises(LookupError):

@@ -9,12 +9,12 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Engine, event, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ledger.database import make_engine
-from ledger.driver import Driver, Sql, driver_of
+from ledger.driver import Driver, Sql, driver_of, watch_exchanges
 from ledger.schema import UTCDateTime, sqlite_time
 
 
@@ -278,8 +278,8 @@ def test_a_write_left_outside_a_transaction_never_reaches_its_connections_next_u
 def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
     probe: Engine,
 ) -> None:
+    sent = _recording(probe)
     with probe.begin() as connection:
-        sent = _recording(connection)
         driver = Driver(connection)
         driver.execute(_INSERT, {"name": "ada"})
         driver.execute(_INSERT, {"name": "bo"})
@@ -287,8 +287,10 @@ def test_postgresql_sends_the_writes_with_the_statement_that_follows_them(
         driver.first(_NAMES, {})
         driver.execute(_INSERT, {"name": "cy"})
         driver.commit()
-    assert [pipelined for _, pipelined in sent] == [True] * 5
-    assert sent[-1][0] == "COMMIT"
+    assert sent == [
+        [_INSERT.postgresql, _INSERT.postgresql, _NAMES.postgresql],
+        [_INSERT.postgresql, "COMMIT"],
+    ]
     assert _names(probe) == ["ada", "bo", "cy"]
 
 
@@ -334,29 +336,30 @@ def test_a_write_alongside_is_seen_by_a_statement_of_sqlalchemys(probe: Engine) 
 def test_postgresql_sends_writes_alongside_as_ctes_of_the_next_statement_which_does_not_see_them(
     probe: Engine,
 ) -> None:
+    sent = _recording(probe)
     with probe.begin() as connection:
-        sent = _recording(connection)
         driver = Driver(connection)
         driver.alongside(_INSERT, {"name": "ada"})
         driver.alongside(_INSERT, {"name": "bo"})
         assert sent == []
         assert driver.all(_NAMES, {}) == []  # one snapshot: the statement beside them
         assert driver.all(_NAMES, {}) == [("ada",), ("bo",)]
-    (first, first_pipelined), second = sent[0], sent[1]
+    [first], [second], ended = sent
+    assert ended == ["commit()"]  # SQLAlchemy's, the transaction's writes all sent
     assert first.startswith("WITH alongside0 AS (INSERT") and first.endswith(_NAMES.postgresql)
-    assert second == (_NAMES.postgresql, False) and not first_pipelined
+    assert second == _NAMES.postgresql
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 def test_postgresql_sends_a_write_alongside_the_last_write_queued(probe: Engine) -> None:
+    sent = _recording(probe)
     with probe.begin() as connection:
-        sent = _recording(connection)
         driver = Driver(connection)
         driver.execute(_INSERT, {"name": "ada"})
         driver.alongside(_INSERT, {"name": "bo"})
         driver.commit()
-    assert [text.startswith("WITH alongside0 AS (INSERT") for text, _ in sent] == [True, False]
-    assert sent[-1] == ("COMMIT", True)
+    [(write, commit)] = sent
+    assert write.startswith("WITH alongside0 AS (INSERT") and commit == "COMMIT"
     assert _names(probe) == ["ada", "bo"]
 
 
@@ -364,12 +367,12 @@ def test_postgresql_sends_a_write_alongside_the_last_write_queued(probe: Engine)
 def test_postgresql_sends_a_write_alongside_nothing_as_a_statement_before_the_commit(
     probe: Engine,
 ) -> None:
+    sent = _recording(probe)
     with probe.begin() as connection:
-        sent = _recording(connection)
         driver = Driver(connection)
         driver.alongside(_INSERT, {"name": "ada"})
         driver.commit()
-    assert sent == [(_INSERT.postgresql, True), ("COMMIT", True)]
+    assert sent == [[_INSERT.postgresql, "COMMIT"]]
     assert _names(probe) == ["ada"]
 
 
@@ -381,28 +384,23 @@ def _insert_twice_and_commit_the_session(engine: Engine, name: str) -> None:
         session.commit()
 
 
-def _recording(connection: Connection) -> list[tuple[str, bool]]:
-    """Each statement the connection's cursors send from now on, and each of psycopg's own
-    commits that ends a transaction (as "commit()"), with whether it went in a pipeline (one
-    round trip with the others)."""
-    sent: list[tuple[str, bool]] = []
-    psycopg_connection: Any = connection.connection.driver_connection
+def _recording(engine: Engine) -> list[list[str]]:
+    """What the drivers send on the connections `engine` opens from now on, exchange by
+    exchange (each one round trip), and each of psycopg's own commits that ends a
+    transaction (as ["commit()"])."""
+    sent: list[list[str]] = []
+    watch_exchanges(engine, sent.append)
 
-    def pipelined() -> bool:
-        return bool(psycopg_connection.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF)
+    @event.listens_for(engine, "connect")
+    def _commits_noted(dbapi_connection: Any, _record: Any) -> None:
+        commit = dbapi_connection.commit
 
-    class Recording(psycopg.Cursor[Any]):
-        def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-            sent.append((str(query), pipelined()))
-            return super().execute(query, *args, **kwargs)
+        def noted_commit() -> None:
+            if dbapi_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                sent.append(["commit()"])
+            commit()
 
-    commit = psycopg_connection.commit
+        dbapi_connection.commit = noted_commit
 
-    def recorded_commit() -> None:
-        if psycopg_connection.pgconn.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            sent.append(("commit()", pipelined()))
-        commit()
-
-    psycopg_connection.cursor_factory = Recording
-    psycopg_connection.commit = recorded_commit
+    engine.dispose()
     return sent
