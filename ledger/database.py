@@ -98,7 +98,7 @@ def _postgresql_engine(url: str, ping_after_idle_seconds: float, kwargs: dict[st
     kwargs.setdefault("isolation_level", "READ COMMITTED")
     # The driver prepares its statements itself (`ledger.pq_exchange`); psycopg's own would
     # have it drop them all after a rollback.
-    connect_args = {"prepare_threshold": None, **kwargs.pop("connect_args", {})}
+    connect_args = {**kwargs.pop("connect_args", {}), "prepare_threshold": None}
     engine = create_engine(url, connect_args=connect_args, **kwargs)
     _ping_after_idle(engine, ping_after_idle_seconds)
     send_queued_writes_first(engine)

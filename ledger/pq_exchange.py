@@ -21,8 +21,9 @@ are the connection's (`Connection.wait`): a unit of work on the event loop await
 
 import itertools
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import suppress
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -44,6 +45,15 @@ _NAMES = itertools.count(1)
 """The prepared statements' numbers: one sequence for the process, so that no two
 `Exchanges` on a connection can give one name to two statements."""
 _COMMIT = b"COMMIT"
+_NO_SUCH_STATEMENT = b"26000"
+_CLOSED = ExecStatus.COMMAND_OK
+_ANSWERED = frozenset({ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK})
+MOST_PREPARED = 256
+"""The statements a connection keeps prepared: a hand's and a cash movement's paths prepare
+a few dozen (their texts, and their integers' sizes)."""
+_CAN_CLOSE = pq.version() >= 170000
+"""libpq 17 closes a prepared statement in a pipeline (psycopg's binary package bundles
+it); an older one keeps every statement it prepared for the connection's life."""
 
 
 @lru_cache(maxsize=512)
@@ -64,74 +74,130 @@ Observer = Callable[[list[str]], None]
 """Told the texts of each exchange's statements as it goes (its COMMIT as "COMMIT")."""
 
 
+@dataclass(slots=True)
+class _Sent:
+    """What an exchange's results will answer, by their places: the commands sent, the
+    statements prepared, the last statement run, the statements closed."""
+
+    commands: int = 0
+    preparing: list[tuple[int, _Prepared, bytes]] = field(default_factory=list)
+    last_statement: int | None = None
+    closing: list[tuple[int, bytes]] = field(default_factory=list)
+
+
 class Exchanges:
-    """One connection's exchanges, and the statements prepared on it so far."""
+    """One connection's exchanges, and the statements prepared on it so far: at most
+    `most_prepared`, the least recently used closed beyond them (psycopg sizes an integer's
+    type by its value, so one text can be prepared for several sets of types)."""
 
     def __init__(
-        self, connection: psycopg.Connection[Any], observer: Observer | None = None
+        self,
+        connection: psycopg.Connection[Any],
+        observer: Observer | None = None,
+        most_prepared: int = MOST_PREPARED,
     ) -> None:
         self._connection = connection
         self._observer = observer
         self._pgconn = connection.pgconn
         self._transformer = Transformer(connection)
-        self._prepared: dict[_Prepared, bytes] = {}
+        self._prepared: OrderedDict[_Prepared, bytes] = OrderedDict()
+        self._most_prepared = most_prepared
+        self._closing: list[bytes] = []
+        """Statements no longer remembered, to close on the server with the next exchange."""
         self._encoding = connection.info.encoding
 
     def run(self, statements: Sequence[Statement], *, commit: bool = False) -> list[Row]:
         """`statements` in one pipeline, then the COMMIT if `commit`; the last statement's
-        rows. A statement that fails raises its error once the pipeline is through, its
-        transaction left failed for the caller to roll back."""
+        rows. A statement that fails raises its error once the pipeline is through; the
+        transaction is left failed for the caller to roll back, or, where the connection
+        commits each statement or the COMMIT failed, ended. An exchange cut short on a
+        connection still open (anything raised before its answers were all read) closes
+        the connection: answers still on their way would otherwise be read as the next
+        exchange's, and a closed connection is found lost and replaced."""
         if self._observer is not None:
             self._observer([text for text, _ in statements] + (["COMMIT"] if commit else []))
         bound = [self._bound(text, values) for text, values in statements]
         pgconn = self._pgconn
         pgconn.enter_pipeline_mode()
+        through = False
         try:
-            preparing = self._send(bound, commit)
+            sent = self._send(bound, commit)
             results = self._connection.wait(_through_sync(pgconn))
+            through = True
         finally:
-            # A connection lost on the way cannot leave the mode, nor needs to.
-            with suppress(psycopg.Error):
-                if pgconn.status == ConnStatus.OK:
+            if pgconn.status == ConnStatus.OK:
+                if through:
                     pgconn.exit_pipeline_mode()
-        for index, prepared, name in preparing:
-            if results[index].status == ExecStatus.COMMAND_OK:
-                self._prepared[prepared] = name
-        for result in results:
-            if result.status == ExecStatus.FATAL_ERROR:
-                raise errors.error_from_result(result, encoding=self._encoding)
-        if not statements:
-            return []
-        last = results[-2] if commit else results[-1]
-        self._transformer.set_pgresult(last)
-        return self._transformer.load_rows(0, last.ntuples, tuple)
+                else:
+                    pgconn.finish()
+        return self._outcome(sent, results)
 
     def _send(
         self, bound: Sequence[tuple[_Prepared, Sequence[Any], Sequence[int]]], commit: bool
-    ) -> list[tuple[int, _Prepared, bytes]]:
-        """Everything into the pipeline, and its sync; the statements it prepares, each
-        with the index of its result, to be remembered once that result says it is."""
+    ) -> "_Sent":
+        """Everything into the pipeline, and its sync; what each result will answer."""
         pgconn = self._pgconn
-        sent = 0
+        sent = _Sent()
         begin = self._begin_command()
         if begin is not None:
             pgconn.send_query_params(begin, None)
-            sent += 1
-        preparing: list[tuple[int, _Prepared, bytes]] = []
+            sent.commands += 1
         named_here: dict[_Prepared, bytes] = {}
         for prepared, values, formats in bound:
-            name = self._prepared.get(prepared) or named_here.get(prepared)
+            name = self._prepared_name(prepared) or named_here.get(prepared)
             if name is None:
                 name = named_here[prepared] = b"casino_war_%d" % next(_NAMES)
                 pgconn.send_prepare(name, prepared[0], param_types=prepared[1])
-                preparing.append((sent, prepared, name))
-                sent += 1
+                sent.preparing.append((sent.commands, prepared, name))
+                sent.commands += 1
             pgconn.send_query_prepared(name, values, param_formats=formats)
-            sent += 1
+            sent.last_statement = sent.commands
+            sent.commands += 1
         if commit:
             pgconn.send_query_params(_COMMIT, None)
+            sent.commands += 1
+        for name in self._closing:  # after all that counts: a close refuses nothing
+            pgconn.send_close_prepared(name)
+            sent.closing.append((sent.commands, name))
+            sent.commands += 1
         pgconn.pipeline_sync()
-        return preparing
+        return sent
+
+    def _outcome(self, sent: "_Sent", results: list[pq.abc.PGresult]) -> list[Row]:
+        """What the prepares and closes did remembered; the first error raised; else the
+        last statement's rows."""
+        for index, prepared, name in sent.preparing:
+            if results[index].status == ExecStatus.COMMAND_OK:
+                self._remember(prepared, name)
+        closed = {name for index, name in sent.closing if results[index].status == _CLOSED}
+        self._closing = [name for name in self._closing if name not in closed]
+        for result in results:
+            if result.status == ExecStatus.FATAL_ERROR:
+                if result.error_field(pq.DiagnosticField.SQLSTATE) == _NO_SUCH_STATEMENT:
+                    # Something dropped the connection's statements (`DEALLOCATE ALL`):
+                    # this exchange fails, the next prepares them anew.
+                    self._prepared.clear()
+                raise errors.error_from_result(result, encoding=self._encoding)
+        unexpected = [r.status for r in results if r.status not in _ANSWERED]
+        if unexpected:
+            raise errors.OperationalError(f"an exchange was answered {unexpected}")
+        if sent.last_statement is None:
+            return []
+        last = results[sent.last_statement]
+        self._transformer.set_pgresult(last)
+        return self._transformer.load_rows(0, last.ntuples, tuple)
+
+    def _prepared_name(self, prepared: _Prepared) -> bytes | None:
+        name = self._prepared.get(prepared)
+        if name is not None:
+            self._prepared.move_to_end(prepared)
+        return name
+
+    def _remember(self, prepared: _Prepared, name: bytes) -> None:
+        self._prepared[prepared] = name
+        while len(self._prepared) > self._most_prepared and _CAN_CLOSE:
+            _, oldest = self._prepared.popitem(last=False)
+            self._closing.append(oldest)
 
     def _bound(
         self, text: str, values: Mapping[str, Any]
@@ -175,16 +241,23 @@ def _through_sync(pgconn: pq.abc.PGconn) -> Generator[Wait, Ready | int, list[pq
     results that end each command's are left out)."""
     while pgconn.flush():
         ready = yield Wait.RW
-        if ready & Ready.R:
+        if ready and ready & Ready.R:
             pgconn.consume_input()
     results: list[pq.abc.PGresult] = []
+    ended = False
     while True:
         while pgconn.is_busy():
             yield Wait.R
             pgconn.consume_input()
         result = pgconn.get_result()
         if result is None:
+            if ended or pgconn.status != ConnStatus.OK:
+                # Two ends in a row, or a connection libpq gave up on: the sync will never
+                # come, and waiting for it would spin.
+                raise errors.OperationalError("the server's answers stopped before the sync")
+            ended = True
             continue
+        ended = False
         if result.status == ExecStatus.PIPELINE_SYNC:
             return results
         results.append(result)

@@ -1,13 +1,14 @@
 """psycopg's waits for its socket, on the event loop (`api.db.loop_units`).
 
 psycopg drives every exchange with the server as a generator that says when it must wait for
-its socket; a unit of work on the loop hands those waits to the loop. Two things make that
-cheap. An exchange is driven in place for as long as it needs no wait: six in ten of a
-hand's exchanges never wait (entering a pipeline, queueing a statement in one, a commit with
+its socket, and so do the driver's own exchanges (`ledger.pq_exchange`); a unit of work on
+the loop hands those waits to the loop. Two things make that cheap. An exchange is driven in
+place for as long as it needs no wait: through psycopg's cursor six in ten of a hand's
+exchanges never waited (entering a pipeline, queueing a statement in one, a commit with
 nothing left to send), and handing each to the loop cost two switches of greenlet and a
 coroutine. And a connection keeps the loop's reader on its socket from one wait for an
 answer to the next, where adding it for each wait and removing it after cost the kernel
-calls and the loop a poll handle made and closed, four waits a hand. Together: 0.958 of a
+calls and the loop a poll handle made and closed at every wait. Together: 0.958 of a
 PostgreSQL hand's instructions in process (docs/performance-log.md, "psycopg's waits on the
 event loop").
 """

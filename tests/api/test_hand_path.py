@@ -189,7 +189,9 @@ _PING = re.compile(r"\s*select 1\b", re.IGNORECASE)
 def _count_round_trips(engine: Engine, note: Callable[[str], None]) -> None:
     """Note each exchange of the drivers (statements sent together, their answers awaited
     once, a transaction's BEGIN with its first), each statement psycopg sends for
-    SQLAlchemy, and each of psycopg's commits, on the connections opened from now on."""
+    SQLAlchemy, and each of psycopg's commits, on the connections opened from now on.
+    (psycopg's own BEGIN, before a statement of SQLAlchemy's that starts a transaction, is
+    not noted: a hand's transactions start with the driver's.)"""
     watch_exchanges(engine, lambda texts: note("<exchange> " + "; ".join(texts)))
 
     @event.listens_for(engine, "connect")

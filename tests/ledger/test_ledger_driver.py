@@ -185,10 +185,10 @@ def test_a_write_that_fails_is_raised_as_sqlalchemy_raises_it_and_commits_nothin
 def test_a_failure_at_the_drivers_commit_commits_nothing_and_leaves_its_connection_usable(
     one_connection: Engine, table: str
 ) -> None:
-    """A write queued with the COMMIT fails in its pipeline (`probe`'s primary key); the
+    """A write queued with the COMMIT fails in its exchange (`probe`'s primary key); the
     COMMIT itself fails on a constraint checked only then (`deferred`'s). Six commits first,
-    so that psycopg has prepared the COMMIT it sends, as it has on every server connection
-    after its first few hands."""
+    so that the insert is a statement its connection has prepared, as every statement of a
+    hand is on a server connection after its first hands."""
     with one_connection.begin() as connection:
         connection.execute(text("CREATE TABLE deferred (name VARCHAR(20))"))
         connection.execute(
@@ -238,7 +238,7 @@ def test_a_driver_dropping_its_writes_leaves_another_drivers_alone(probe: Engine
 
 
 def test_a_drivers_rows_are_its_own_when_another_driver_reads_in_between(probe: Engine) -> None:
-    """(On PostgreSQL the drivers on a connection share its one cursor.)"""
+    """(On PostgreSQL the drivers on a connection share its exchanges.)"""
     with probe.begin() as connection:
         first, second = Driver(connection), Driver(connection)
         first.execute(_INSERT, {"name": "ada"})

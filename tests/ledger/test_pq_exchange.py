@@ -28,7 +28,10 @@ def driver_connection(engine: Engine) -> Iterator[Any]:
         assert driver_connection is not None
         driver_connection.rollback()
         yield driver_connection
-        driver_connection.rollback()
+        if driver_connection.closed:
+            connection.invalidate()  # nothing to roll back
+        else:
+            driver_connection.rollback()
 
 
 def _prepared_count(driver_connection: Any) -> int:
@@ -57,8 +60,8 @@ def test_an_integer_too_large_for_the_type_a_statement_was_prepared_with_is_prep
 
 @_ON_POSTGRESQL
 def test_a_rollback_keeps_the_statements_prepared(driver_connection: Any) -> None:
-    """psycopg drops every statement prepared on a connection when it rolls back if it has
-    prepared any itself: on these connections it prepares none."""
+    """On these connections psycopg prepares nothing of its own (below: when it has, its
+    rollback drops every statement prepared on the connection)."""
     exchanges = Exchanges(driver_connection)
     for _ in range(6):  # past psycopg's own threshold for preparing a statement
         driver_connection.execute("SELECT 1")
@@ -92,15 +95,17 @@ def test_a_transaction_begins_in_the_round_trip_of_its_first_statement(
         return wait(generator, *args, **kwargs)
 
     driver_connection.wait = counted
-    exchanges = Exchanges(driver_connection)
-    assert exchanges.run([("SELECT %(n)s::int", {"n": 1})]) == [(1,)]
+    try:
+        assert Exchanges(driver_connection).run([("SELECT %(n)s::int", {"n": 1})]) == [(1,)]
+    finally:
+        del driver_connection.wait
     assert len(waits) == 1
     assert driver_connection.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
-    driver_connection.rollback()
 
 
 @_ON_POSTGRESQL
 def test_a_transaction_begins_with_the_connections_settings(driver_connection: Any) -> None:
+    isolation_level = driver_connection.isolation_level
     driver_connection.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
     driver_connection.read_only = True
     exchanges = Exchanges(driver_connection)
@@ -110,6 +115,7 @@ def test_a_transaction_begins_with_the_connections_settings(driver_connection: A
     finally:
         driver_connection.rollback()
         driver_connection.read_only = None
+        driver_connection.isolation_level = isolation_level
 
 
 @_ON_POSTGRESQL
@@ -142,3 +148,55 @@ def test_two_exchanges_on_one_connection_name_their_statements_apart(
     first, second = Exchanges(driver_connection), Exchanges(driver_connection)
     assert first.run([("SELECT %(n)s::int", {"n": 1})]) == [(1,)]
     assert second.run([("SELECT %(n)s::int", {"n": 2})]) == [(2,)]
+
+
+@_ON_POSTGRESQL
+def test_statements_dropped_by_another_fail_one_exchange_and_are_prepared_again_by_the_next(
+    driver_connection: Any,
+) -> None:
+    exchanges = Exchanges(driver_connection)
+    exchanges.run([("SELECT %(n)s::int", {"n": 1})])
+    driver_connection.rollback()
+    driver_connection.prepare_threshold = 0  # psycopg prepares its own...
+    try:
+        driver_connection.execute("SELECT 1")
+        driver_connection.rollback()  # ...and so drops them all: DEALLOCATE ALL
+    finally:
+        driver_connection.prepare_threshold = None
+    with pytest.raises(psycopg.errors.InvalidSqlStatementName):
+        exchanges.run([("SELECT %(n)s::int", {"n": 2})])
+    driver_connection.rollback()
+    assert exchanges.run([("SELECT %(n)s::int", {"n": 3})]) == [(3,)]
+
+
+@_ON_POSTGRESQL
+def test_the_least_recently_used_statement_is_closed_past_the_most_a_connection_keeps(
+    driver_connection: Any,
+) -> None:
+    exchanges = Exchanges(driver_connection, most_prepared=2)
+    for statement in ("SELECT 1", "SELECT 2", "SELECT 1", "SELECT 3", "SELECT 1"):
+        exchanges.run([(statement, {})])
+        driver_connection.rollback()
+    assert sorted(
+        row[0] for row in driver_connection.execute("SELECT statement FROM pg_prepared_statements")
+    ) == ["SELECT 1", "SELECT 3"]
+
+
+@_ON_POSTGRESQL
+def test_an_exchange_cut_short_closes_its_connection_rather_than_answer_the_next_with_it(
+    driver_connection: Any,
+) -> None:
+    def cut_short(generator: Any, *_: Any, **__: Any) -> Any:
+        next(generator)  # sent, and waiting for its answers
+        raise RuntimeError("cut short")
+
+    exchanges = Exchanges(driver_connection)
+    driver_connection.wait = cut_short
+    try:
+        with pytest.raises(RuntimeError, match="cut short"):
+            exchanges.run([("SELECT %(who)s", {"who": "the first"})])
+    finally:
+        del driver_connection.wait
+    assert driver_connection.closed
+    with pytest.raises(psycopg.OperationalError):
+        exchanges.run([("SELECT %(who)s", {"who": "the second"})])
