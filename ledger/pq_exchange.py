@@ -46,7 +46,6 @@ _NAMES = itertools.count(1)
 `Exchanges` on a connection can give one name to two statements."""
 _COMMIT = b"COMMIT"
 _NO_SUCH_STATEMENT = b"26000"
-_CLOSED = ExecStatus.COMMAND_OK
 _ANSWERED = frozenset({ExecStatus.COMMAND_OK, ExecStatus.TUPLES_OK})
 MOST_PREPARED = 256
 """The statements a connection keeps prepared: a hand's and a cash movement's paths prepare
@@ -134,7 +133,7 @@ class Exchanges:
 
     def _send(
         self, bound: Sequence[tuple[_Prepared, Sequence[Any], Sequence[int]]], commit: bool
-    ) -> "_Sent":
+    ) -> _Sent:
         """Everything into the pipeline, and its sync; what each result will answer."""
         pgconn = self._pgconn
         sent = _Sent()
@@ -163,24 +162,30 @@ class Exchanges:
         pgconn.pipeline_sync()
         return sent
 
-    def _outcome(self, sent: "_Sent", results: list[pq.abc.PGresult]) -> list[Row]:
+    def _outcome(self, sent: _Sent, results: list[pq.abc.PGresult]) -> list[Row]:
         """What the prepares and closes did remembered; the first error raised; else the
         last statement's rows."""
         for index, prepared, name in sent.preparing:
             if results[index].status == ExecStatus.COMMAND_OK:
                 self._remember(prepared, name)
-        closed = {name for index, name in sent.closing if results[index].status == _CLOSED}
-        self._closing = [name for name in self._closing if name not in closed]
+        if sent.closing:
+            closed = {
+                name
+                for index, name in sent.closing
+                if results[index].status == ExecStatus.COMMAND_OK
+            }
+            self._closing = [name for name in self._closing if name not in closed]
         for result in results:
-            if result.status == ExecStatus.FATAL_ERROR:
-                if result.error_field(pq.DiagnosticField.SQLSTATE) == _NO_SUCH_STATEMENT:
-                    # Something dropped the connection's statements (`DEALLOCATE ALL`):
-                    # this exchange fails, the next prepares them anew.
-                    self._prepared.clear()
-                raise errors.error_from_result(result, encoding=self._encoding)
-        unexpected = [r.status for r in results if r.status not in _ANSWERED]
-        if unexpected:
-            raise errors.OperationalError(f"an exchange was answered {unexpected}")
+            if result.status in _ANSWERED:
+                continue
+            # The commands a failure aborts come after it: the first not answered failed.
+            if result.status != ExecStatus.FATAL_ERROR:
+                raise errors.OperationalError(f"an exchange was answered {result.status!r}")
+            if result.error_field(pq.DiagnosticField.SQLSTATE) == _NO_SUCH_STATEMENT:
+                # Something dropped the connection's statements (`DEALLOCATE ALL`): this
+                # exchange fails, the next prepares them anew.
+                self._prepared.clear()
+            raise errors.error_from_result(result, encoding=self._encoding)
         if sent.last_statement is None:
             return []
         last = results[sent.last_statement]
