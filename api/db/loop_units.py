@@ -8,12 +8,13 @@ and 1.11 times the hands a second of the command threads (the prototype 1.12-1.1
 docs/performance-log.md, "PostgreSQL's units of work on the event loop").
 
 The unit's code stays synchronous: the `Session`, the driver and the ledger are the same code
-the command line and the executor's threads run. SQLAlchemy's `greenlet_spawn` runs it in a
-greenlet, and where psycopg would block on its socket, `LoopConnection.wait` hands the wait
-to the loop with `await_only` (`api.db.loop_waits`); the loop serves other requests
-meanwhile. Outside such a unit (the executor's threads, the command line) a
-`LoopConnection` waits as psycopg does. The loop's readiness callbacks and `select.poll`
-want a Unix event loop, as the server runs (uvloop, or asyncio's on Linux).
+the command line and the executor's threads run. It runs in a greenlet, kept for the next
+unit once it is done (`api.db.unit_greenlets`), and where psycopg would block on its socket,
+`LoopConnection.wait` hands the wait to the loop with SQLAlchemy's `await_only`
+(`api.db.loop_waits`); the loop serves other requests meanwhile. Outside such a unit (the
+executor's threads, the command line) a `LoopConnection` waits as psycopg does. The loop's
+readiness callbacks and `select.poll` want a Unix event loop, as the server runs (uvloop,
+or asyncio's on Linux).
 """
 
 import asyncio
@@ -31,10 +32,11 @@ from psycopg.rows import RowFactory, tuple_row
 from psycopg.waiting import Ready, Wait
 from sqlalchemy import Engine, event
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.util import await_only, greenlet_spawn
+from sqlalchemy.util import await_only
 
 from api.db.kept import KeptConnection, Losses
 from api.db.loop_waits import SocketWaits, sent_while_writable
+from api.db.unit_greenlets import KeptGreenlets
 from ledger.database import PING_AFTER_IDLE_SECONDS
 
 T = TypeVar("T")
@@ -168,6 +170,7 @@ class LoopUnits:
         self._free: list[KeptConnection] = []
         self._turns: asyncio.Semaphore | None = None
         self._connecting: ThreadPoolExecutor | None = None
+        self._greenlets = KeptGreenlets()
 
     def start(self, connections: int) -> None:
         """Ready `connections` kept connections for this loop's units of work.
@@ -200,7 +203,7 @@ class LoopUnits:
             kept = self._free.pop()
             turn = _TURN.set(_Turn(self, kept, self._connecting))
             try:
-                return await greenlet_spawn(work)
+                return await self._greenlets.run(work)
             except Exception as failed:
                 task = asyncio.current_task()
                 if task is not None and task.cancelling():
@@ -222,4 +225,5 @@ class LoopUnits:
         if self._connecting is not None:
             # A connection still being opened is not waited for: the loop must not block.
             self._connecting.shutdown(wait=False, cancel_futures=True)
+        self._greenlets.clear()
         self._every, self._free, self._turns, self._connecting = [], [], None, None
