@@ -5,23 +5,26 @@ the loop (`api.db.loop_units`): it runs in a greenlet, and `await_only` inside i
 awaitable to the greenlet that runs the loop. SQLAlchemy's `greenlet_spawn` makes a new
 greenlet for every call, which cost a unit of work 10 µs of CPU and a mapping of memory
 made and unmade (`mmap`, `munmap`), where switching into a greenlet kept from the last unit
-costs under one (docs/performance-log.md, "A greenlet kept for the next unit of work").
+costs under 1 µs (docs/performance-log.md, "A greenlet kept for the next unit of work").
 
 A kept greenlet runs one unit after another, each in the context of the task that asked
 for it, and carries SQLAlchemy's marker, so that `await_only` treats it as its own.
 """
 
-import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from greenlet import getcurrent, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 
 T = TypeVar("T")
 
 
 class _UnitGreenlet(greenlet):
-    __sqlalchemy_greenlet_provider__ = True  # what `await_only` looks for in its greenlet
+    """A greenlet that SQLAlchemy's `await_only` takes for one of its own, by the marker it
+    looks for: inside it, `await_only` hands its awaitable to the greenlet's parent, the
+    loop's, as it does inside `greenlet_spawn`'s."""
+
+    __sqlalchemy_greenlet_provider__ = True
 
 
 class _Finished:
@@ -36,9 +39,13 @@ class _Finished:
 
 def _serve() -> None:
     """A kept greenlet's life: wait for a unit, run it, hand its outcome back, and so on.
-    The units come by `switch`, not as arguments: a greenlet holds its first arguments
-    for as long as it lives. It ends only when thrown `GreenletExit` while it waits (the
-    greenlet dropped), which is outside the `try`, as it must be."""
+
+    The units come by `switch`, not as arguments: a greenlet holds its first arguments for
+    as long as it lives. `GreenletExit` is not a unit's outcome: greenlet throws it into a
+    greenlet it collects, wherever that greenlet is suspended (waiting for its next unit,
+    or inside a unit whose task was dropped), and it must end the greenlet, as it ended
+    `greenlet_spawn`'s; a greenlet that survived it would be leaked with the unit's frames.
+    """
     finished: _Finished | None = None
     while True:
         loop_greenlet = getcurrent().parent
@@ -46,6 +53,8 @@ def _serve() -> None:
         work = loop_greenlet.switch(finished)
         try:
             finished = _Finished(work(), None)
+        except GreenletExit:
+            raise
         except BaseException as error:  # the unit's to raise, in the task that asked for it
             finished = _Finished(None, error)
         del work  # nothing of a finished unit is kept while the greenlet waits
@@ -66,18 +75,22 @@ class KeptGreenlets:
         here = getcurrent()
         runner = self._kept(here) or self._new(here)
         runner.gr_context = here.gr_context  # the task's context: its context variables
-        step: Awaitable[Any] | _Finished = runner.switch(work)
+        step = runner.switch(work)
         while not isinstance(step, _Finished):
+            if runner.dead:  # the unit raised `GreenletExit`, which ended its greenlet
+                raise GreenletExit("a unit of work ended the greenlet it ran in")
             try:
                 value = await step
-            except BaseException:
-                step = runner.throw(*sys.exc_info())
+            except BaseException as thrown:
+                step = runner.throw(thrown)
             else:
                 step = runner.switch(value)
-        self._idle.append(runner)
+        # The waiting greenlet still holds the outcome and the last task's context: emptied
+        # and dropped, neither keeps anything of this unit alive until the next.
         value, error = step.value, step.error
-        # The waiting greenlet still holds the outcome: emptied, it keeps nothing alive.
         step.value = step.error = None
+        runner.gr_context = None
+        self._idle.append(runner)
         if error is not None:
             raise error
         return cast(T, value)

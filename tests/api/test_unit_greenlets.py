@@ -1,10 +1,14 @@
 """The greenlets that run units of work on the event loop (`api.db.unit_greenlets`) do what
 SQLAlchemy's `greenlet_spawn` did, on uvloop and asyncio's loop: a unit's `await_only`
 awaits on the loop, its value or its error reaches the task that asked, a cancellation
-reaches the unit, and the task's context variables are the unit's; and a greenlet is kept
-for the next unit once its own is done."""
+reaches the unit, the task's context variables are the unit's, and `GreenletExit` ends the
+greenlet it is thrown into; and a greenlet is kept for the next unit once its own is done,
+holding nothing of it."""
 
 import asyncio
+import contextlib
+import contextvars
+import gc
 import threading
 import weakref
 from collections.abc import Callable, Coroutine
@@ -12,7 +16,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import pytest
-from greenlet import getcurrent, greenlet
+from greenlet import GreenletExit, getcurrent, greenlet
 from sqlalchemy.util import await_only
 
 from api.db.unit_greenlets import KeptGreenlets
@@ -21,6 +25,7 @@ from tests.api.conftest import NewLoop
 T = TypeVar("T")
 
 _CALLER: ContextVar[str] = ContextVar("test_unit_greenlets_caller", default="nobody")
+_HELD: ContextVar[object] = ContextVar("test_unit_greenlets_held")
 
 
 class UnitFailed(Exception):
@@ -38,6 +43,15 @@ def _run(new_loop: NewLoop, main: Callable[[], Coroutine[Any, Any, T]]) -> T:
 async def _answer(value: int) -> int:
     await asyncio.sleep(0)
     return value
+
+
+def _waits_then_names_its_greenlet() -> greenlet:
+    await_only(_answer(0))
+    return getcurrent()
+
+
+class Payload:
+    """Something whose life a test follows by a weak reference."""
 
 
 def test_a_unit_awaits_on_the_loop_and_returns_its_value(new_loop: NewLoop) -> None:
@@ -65,6 +79,27 @@ def test_what_a_unit_raises_is_raised_to_the_task(new_loop: NewLoop) -> None:
     assert raised.value is failure
 
 
+def test_an_interrupt_in_a_unit_reaches_the_task_and_the_greenlet_serves_the_next(
+    new_loop: NewLoop,
+) -> None:
+    greenlets = KeptGreenlets()
+
+    def interrupted() -> greenlet:
+        await_only(_answer(0))
+        raise KeyboardInterrupt
+
+    async def main() -> tuple[greenlet, greenlet]:
+        with pytest.raises(KeyboardInterrupt):
+            await greenlets.run(interrupted)
+        return (
+            await greenlets.run(_waits_then_names_its_greenlet),
+            await greenlets.run(_waits_then_names_its_greenlet),
+        )
+
+    first, second = _run(new_loop, main)
+    assert first is second
+
+
 def test_a_cancelled_task_cancels_the_unit_waiting_in_it(new_loop: NewLoop) -> None:
     greenlets = KeptGreenlets()
     seen: list[str] = []
@@ -87,6 +122,66 @@ def test_a_cancelled_task_cancels_the_unit_waiting_in_it(new_loop: NewLoop) -> N
     assert seen == ["cancelled inside the unit"]
 
 
+def test_a_unit_that_swallows_its_cancellation_goes_on_awaiting(new_loop: NewLoop) -> None:
+    greenlets = KeptGreenlets()
+
+    def unit() -> int:
+        with contextlib.suppress(asyncio.CancelledError):
+            await_only(asyncio.sleep(3600))
+        return await_only(_answer(5))
+
+    async def main() -> int:
+        task = asyncio.ensure_future(greenlets.run(unit))
+        await asyncio.sleep(0.01)
+        task.cancel()
+        return await task
+
+    assert _run(new_loop, main) == 5
+
+
+def test_a_unit_that_ends_its_greenlet_is_raised_to_the_task_and_not_kept(
+    new_loop: NewLoop,
+) -> None:
+    """`GreenletExit` ends a greenlet wherever it is raised (greenlet throws it into one it
+    collects): a unit that raises it leaves no greenlet to keep."""
+    greenlets = KeptGreenlets()
+
+    def ending() -> None:
+        await_only(_answer(0))
+        raise GreenletExit
+
+    async def main() -> greenlet:
+        ended = asyncio.ensure_future(greenlets.run(ending))
+        with pytest.raises(GreenletExit):
+            await ended
+        return await greenlets.run(_waits_then_names_its_greenlet)
+
+    assert not _run(new_loop, main).dead
+
+
+def test_a_greenlet_thrown_greenlet_exit_inside_its_unit_ends(new_loop: NewLoop) -> None:
+    """What greenlet does to a greenlet it collects while its unit waits (its task dropped):
+    the greenlet ends, rather than live on, leaked with the unit's frames."""
+    greenlets = KeptGreenlets()
+    waiting_in: list[greenlet] = []
+
+    def unit() -> None:
+        waiting_in.append(getcurrent())
+        await_only(asyncio.sleep(3600))
+
+    async def main() -> bool:
+        task = asyncio.ensure_future(greenlets.run(unit))
+        await asyncio.sleep(0.01)
+        waiting_in[0].throw(GreenletExit)
+        ended = bool(waiting_in[0].dead)
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+        return ended
+
+    assert _run(new_loop, main)
+
+
 def test_a_unit_sees_the_context_variables_of_its_task(new_loop: NewLoop) -> None:
     greenlets = KeptGreenlets()
 
@@ -100,11 +195,31 @@ def test_a_unit_sees_the_context_variables_of_its_task(new_loop: NewLoop) -> Non
     assert _run(new_loop, main) == ["alice", "bob"]
 
 
+def test_a_kept_greenlet_takes_the_context_of_the_task_it_serves_next(
+    new_loop: NewLoop,
+) -> None:
+    greenlets = KeptGreenlets()
+
+    async def as_caller(name: str) -> tuple[greenlet, str]:
+        _CALLER.set(name)
+        return await greenlets.run(lambda: (_waits_then_names_its_greenlet(), _CALLER.get()))
+
+    async def main() -> list[tuple[greenlet, str]]:
+        return [
+            await asyncio.ensure_future(as_caller("alice")),
+            await asyncio.ensure_future(as_caller("bob")),
+        ]
+
+    (alices, alice), (bobs, bob) = _run(new_loop, main)
+    assert alices is bobs
+    assert (alice, bob) == ("alice", "bob")
+
+
 def test_the_next_unit_runs_in_the_greenlet_of_the_last(new_loop: NewLoop) -> None:
     greenlets = KeptGreenlets()
 
     async def main() -> list[greenlet]:
-        return [await greenlets.run(getcurrent) for _ in range(3)]
+        return [await greenlets.run(_waits_then_names_its_greenlet) for _ in range(3)]
 
     first, second, third = _run(new_loop, main)
     assert first is second is third
@@ -114,14 +229,16 @@ def test_a_greenlet_whose_unit_failed_serves_the_next(new_loop: NewLoop) -> None
     greenlets = KeptGreenlets()
 
     def failing() -> None:
-        raise UnitFailed("refused")
+        await_only(_answer(0))
+        raise UnitFailed(getcurrent())
 
-    async def main() -> int:
-        with pytest.raises(UnitFailed):
+    async def main() -> tuple[object, greenlet]:
+        with pytest.raises(UnitFailed) as raised:
             await greenlets.run(failing)
-        return await greenlets.run(lambda: await_only(_answer(7)))
+        return raised.value.args[0], await greenlets.run(_waits_then_names_its_greenlet)
 
-    assert _run(new_loop, main) == 7
+    failed_in, next_in = _run(new_loop, main)
+    assert failed_in is next_in
 
 
 def test_units_waiting_at_once_each_run_in_a_greenlet_of_their_own(new_loop: NewLoop) -> None:
@@ -140,12 +257,12 @@ def test_units_waiting_at_once_each_run_in_a_greenlet_of_their_own(new_loop: New
 def test_a_loop_in_another_thread_runs_its_units_in_greenlets_of_its_own(
     new_loop: NewLoop,
 ) -> None:
-    """A greenlet cannot be switched to from another thread: one kept by a loop that
-    served before, in another thread, is not taken."""
+    """A greenlet cannot be switched to from another thread: one kept by a loop that served
+    before, in another thread, is not taken (taking it fails the unit)."""
     greenlets = KeptGreenlets()
 
     async def unit_runner() -> greenlet:
-        return await greenlets.run(lambda: (await_only(_answer(0)), getcurrent())[1])
+        return await greenlets.run(_waits_then_names_its_greenlet)
 
     elsewhere: list[greenlet] = []
     thread = threading.Thread(target=lambda: elsewhere.append(_run(new_loop, unit_runner)))
@@ -155,14 +272,10 @@ def test_a_loop_in_another_thread_runs_its_units_in_greenlets_of_its_own(
     assert _run(new_loop, unit_runner) is not elsewhere[0]
 
 
-def test_a_finished_unit_leaves_nothing_alive_in_its_idle_greenlet(new_loop: NewLoop) -> None:
-    """Neither what the unit returned nor what its work held (a request's data, say) stays
+def test_an_idle_greenlet_keeps_nothing_a_unit_held_or_returned(new_loop: NewLoop) -> None:
+    """Neither what the unit's work held (a request's data, say) nor what it returned stays
     alive in the greenlet waiting for the next unit."""
     greenlets = KeptGreenlets()
-
-    class Payload:
-        pass
-
     made: list[weakref.ref[Payload]] = []
 
     async def main() -> None:
@@ -178,3 +291,42 @@ def test_a_finished_unit_leaves_nothing_alive_in_its_idle_greenlet(new_loop: New
 
     _run(new_loop, main)
     assert [ref() for ref in made] == [None, None]
+
+
+def test_an_idle_greenlet_keeps_nothing_of_a_failed_unit(new_loop: NewLoop) -> None:
+    """The error and its traceback go (once the cycle between them and the unit's frame is
+    collected, as it would be anywhere)."""
+    greenlets = KeptGreenlets()
+    made: list[weakref.ref[UnitFailed]] = []
+
+    def failing() -> None:
+        failure = UnitFailed("refused")
+        made.append(weakref.ref(failure))
+        raise failure
+
+    async def main() -> None:
+        with pytest.raises(UnitFailed):
+            await greenlets.run(failing)
+
+    _run(new_loop, main)
+    gc.collect()
+    assert made[0]() is None
+
+
+def test_an_idle_greenlet_keeps_nothing_of_the_last_task_s_context(new_loop: NewLoop) -> None:
+    greenlets = KeptGreenlets()
+    made: list[weakref.ref[Payload]] = []
+
+    async def in_a_context_of_its_own() -> None:
+        payload = Payload()
+        made.append(weakref.ref(payload))
+        _HELD.set(payload)
+        await greenlets.run(_waits_then_names_its_greenlet)
+
+    async def main() -> None:
+        await asyncio.get_running_loop().create_task(
+            in_a_context_of_its_own(), context=contextvars.Context()
+        )
+
+    _run(new_loop, main)
+    assert made[0]() is None
