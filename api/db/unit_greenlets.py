@@ -77,12 +77,14 @@ class KeptGreenlets:
         runner.gr_context = here.gr_context  # the task's context: its context variables
         step = runner.switch(work)
         while not isinstance(step, _Finished):
-            if runner.dead:  # the unit raised `GreenletExit`, which ended its greenlet
-                raise GreenletExit("a unit of work ended the greenlet it ran in")
+            if runner.dead:  # `GreenletExit` ended it, raised in the unit or thrown into it
+                ended = step if isinstance(step, BaseException) else None
+                raise RuntimeError("the greenlet running this unit of work ended") from ended
             try:
                 value = await step
             except BaseException as thrown:
-                step = runner.throw(thrown)
+                # With its traceback: thrown alone, it would keep only the unit's frames.
+                step = runner.throw(type(thrown), thrown, thrown.__traceback__)
             else:
                 step = runner.switch(value)
         # The waiting greenlet still holds the outcome and the last task's context: emptied

@@ -10,6 +10,7 @@ import contextlib
 import contextvars
 import gc
 import threading
+import traceback
 import weakref
 from collections.abc import Callable, Coroutine
 from contextvars import ContextVar
@@ -79,25 +80,44 @@ def test_what_a_unit_raises_is_raised_to_the_task(new_loop: NewLoop) -> None:
     assert raised.value is failure
 
 
+def test_an_error_of_what_a_unit_awaits_reaches_it_with_where_it_was_raised(
+    new_loop: NewLoop,
+) -> None:
+    greenlets = KeptGreenlets()
+
+    async def failing_wait() -> None:
+        await asyncio.sleep(0)
+        raise UnitFailed("the wait failed")
+
+    def unit() -> list[str]:
+        try:
+            await_only(failing_wait())
+        except UnitFailed as failed:
+            return [frame.name for frame in traceback.extract_tb(failed.__traceback__)]
+        return []
+
+    async def main() -> list[str]:
+        return await greenlets.run(unit)
+
+    assert "failing_wait" in _run(new_loop, main)
+
+
 def test_an_interrupt_in_a_unit_reaches_the_task_and_the_greenlet_serves_the_next(
     new_loop: NewLoop,
 ) -> None:
     greenlets = KeptGreenlets()
 
-    def interrupted() -> greenlet:
+    def interrupted() -> None:
         await_only(_answer(0))
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt(getcurrent())
 
-    async def main() -> tuple[greenlet, greenlet]:
-        with pytest.raises(KeyboardInterrupt):
+    async def main() -> tuple[object, greenlet]:
+        with pytest.raises(KeyboardInterrupt) as raised:
             await greenlets.run(interrupted)
-        return (
-            await greenlets.run(_waits_then_names_its_greenlet),
-            await greenlets.run(_waits_then_names_its_greenlet),
-        )
+        return raised.value.args[0], await greenlets.run(_waits_then_names_its_greenlet)
 
-    first, second = _run(new_loop, main)
-    assert first is second
+    interrupted_in, next_in = _run(new_loop, main)
+    assert interrupted_in is next_in
 
 
 def test_a_cancelled_task_cancels_the_unit_waiting_in_it(new_loop: NewLoop) -> None:
@@ -139,24 +159,27 @@ def test_a_unit_that_swallows_its_cancellation_goes_on_awaiting(new_loop: NewLoo
     assert _run(new_loop, main) == 5
 
 
-def test_a_unit_that_ends_its_greenlet_is_raised_to_the_task_and_not_kept(
+def test_a_unit_that_ends_its_greenlet_fails_and_its_greenlet_is_not_kept(
     new_loop: NewLoop,
 ) -> None:
     """`GreenletExit` ends a greenlet wherever it is raised (greenlet throws it into one it
-    collects): a unit that raises it leaves no greenlet to keep."""
+    collects): a unit that raises it fails, and leaves no greenlet to keep."""
     greenlets = KeptGreenlets()
+    ended_in: list[greenlet] = []
 
     def ending() -> None:
         await_only(_answer(0))
+        ended_in.append(getcurrent())
         raise GreenletExit
 
     async def main() -> greenlet:
-        ended = asyncio.ensure_future(greenlets.run(ending))
-        with pytest.raises(GreenletExit):
-            await ended
+        with pytest.raises(RuntimeError, match="greenlet running this unit of work ended"):
+            await greenlets.run(ending)
         return await greenlets.run(_waits_then_names_its_greenlet)
 
-    assert not _run(new_loop, main).dead
+    next_in = _run(new_loop, main)
+    assert ended_in[0].dead
+    assert next_in is not ended_in[0]
 
 
 def test_a_greenlet_thrown_greenlet_exit_inside_its_unit_ends(new_loop: NewLoop) -> None:
