@@ -102,24 +102,6 @@ def test_an_error_of_what_a_unit_awaits_reaches_it_with_where_it_was_raised(
     assert "failing_wait" in _run(new_loop, main)
 
 
-def test_an_interrupt_in_a_unit_reaches_the_task_and_the_greenlet_serves_the_next(
-    new_loop: NewLoop,
-) -> None:
-    greenlets = KeptGreenlets()
-
-    def interrupted() -> None:
-        await_only(_answer(0))
-        raise KeyboardInterrupt(getcurrent())
-
-    async def main() -> tuple[object, greenlet]:
-        with pytest.raises(KeyboardInterrupt) as raised:
-            await greenlets.run(interrupted)
-        return raised.value.args[0], await greenlets.run(_waits_then_names_its_greenlet)
-
-    interrupted_in, next_in = _run(new_loop, main)
-    assert interrupted_in is next_in
-
-
 def test_a_cancelled_task_cancels_the_unit_waiting_in_it(new_loop: NewLoop) -> None:
     greenlets = KeptGreenlets()
     seen: list[str] = []
@@ -248,17 +230,21 @@ def test_the_next_unit_runs_in_the_greenlet_of_the_last(new_loop: NewLoop) -> No
     assert first is second is third
 
 
-def test_a_greenlet_whose_unit_failed_serves_the_next(new_loop: NewLoop) -> None:
+@pytest.mark.parametrize("raised", [UnitFailed, KeyboardInterrupt])
+def test_a_greenlet_whose_unit_raised_serves_the_next(
+    new_loop: NewLoop, raised: type[BaseException]
+) -> None:
+    """An error or an interrupt: either reaches the task, and the greenlet goes on."""
     greenlets = KeptGreenlets()
 
     def failing() -> None:
         await_only(_answer(0))
-        raise UnitFailed(getcurrent())
+        raise raised(getcurrent())
 
     async def main() -> tuple[object, greenlet]:
-        with pytest.raises(UnitFailed) as raised:
+        with pytest.raises(raised) as caught:
             await greenlets.run(failing)
-        return raised.value.args[0], await greenlets.run(_waits_then_names_its_greenlet)
+        return caught.value.args[0], await greenlets.run(_waits_then_names_its_greenlet)
 
     failed_in, next_in = _run(new_loop, main)
     assert failed_in is next_in
