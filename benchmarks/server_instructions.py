@@ -10,8 +10,10 @@ one more unit costs the server, its start-up, migrations and the players' set-up
 out (`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
 without it (`CASINO_WAR_HOT_PATH=false`), the prototypes of `benchmarks.lean_hand` and
 `benchmarks.bare_hand` (each on a database the service set up for it, outside the count),
-and the do-nothing endpoint (`--servers` picks some); SQLite, one process (PostgreSQL's own
-work would not be counted: it runs in its server).
+the bare one's two shapes that take the product decisions (`grouped`: hands committed
+together; `unindexed`: that, and no indexes that only readers need, as `benchmarks.hot_path`
+serves them), and the do-nothing endpoint (`--servers` picks some); SQLite, one process
+(PostgreSQL's own work would not be counted: it runs in its server).
 
 Under valgrind a server runs about fifty times slower, so it runs with
 `CASINO_WAR_TOKEN_CACHE_SECONDS=3600`: with the default second, the token a client sends
@@ -31,26 +33,43 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks import http_load, lean_hand, servers
+from benchmarks import http_load, lean_hand, servers, sqlite_floor
 from benchmarks.instructions import per_unit
 from benchmarks.plan import QUICK
 
 CLIENTS = 8
 READY_SECONDS = 600.0  # a server starting under valgrind takes a minute or two here
 _COLLECTED = re.compile(rb"Collected : (\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """A server `count` runs: which (`_MODULES`), with what settings and arguments, and the
+    SQLite indexes dropped from its database once the service has set it up."""
+
+    kind: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    arguments: tuple[str, ...] = ()
+    dropped_indexes: tuple[str, ...] = ()
+
+
 _VARIANTS = {
-    "hot_path": ("hands", {"CASINO_WAR_HOT_PATH": "true"}),
-    "framework": ("hands", {"CASINO_WAR_HOT_PATH": "false"}),
-    "prototype": ("prototype", {}),
-    "bare": ("bare", {}),
-    "noop": ("noop", {}),
+    "hot_path": _Counted("hands", {"CASINO_WAR_HOT_PATH": "true"}),
+    "framework": _Counted("hands", {"CASINO_WAR_HOT_PATH": "false"}),
+    "prototype": _Counted("prototype"),
+    "bare": _Counted("bare"),
+    "grouped": _Counted("bare", arguments=("--grouped",)),
+    "unindexed": _Counted(
+        "bare", arguments=("--grouped",), dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES
+    ),
+    "noop": _Counted("noop"),
 }
 
 
@@ -93,13 +112,22 @@ _MODULES = {
 _PLAN = replace(QUICK, clients=(CLIENTS,))
 
 
-def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
+def count(
+    kind: str,
+    env: Mapping[str, str],
+    units: int,
+    *,
+    arguments: Sequence[str] = (),
+    dropped_indexes: Sequence[str] = (),
+) -> tuple[int, int]:
     """(units settled, instructions) of one server run under callgrind."""
     port = servers.free_port()
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
         url = f"sqlite:///{Path(directory) / 'bench.db'}"
         service = lean_hand.prepared(url, _PLAN) if kind in ("prototype", "bare") else None
+        if dropped_indexes:
+            sqlite_floor.drop_indexes(Path(directory) / "bench.db", dropped_indexes)
         env = {
             **os.environ,
             **env,
@@ -107,7 +135,7 @@ def count(kind: str, env: dict[str, str], units: int) -> tuple[int, int]:
             "CASINO_WAR_DATABASE_URL": url,
             "CASINO_WAR_TOKEN_CACHE_SECONDS": "3600",
         }
-        command = [sys.executable, "-m", *_MODULES[kind], "--port", str(port)]
+        command = [sys.executable, "-m", *_MODULES[kind], "--port", str(port), *arguments]
         log = Path(directory) / "valgrind.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
@@ -146,8 +174,17 @@ def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> 
     request (always counted: every ratio is to it)."""
     results: dict[str, Any] = {}
     for name in dict.fromkeys([*names, "noop"]):
-        kind, env = _VARIANTS[name]
-        runs = [count(kind, env, small), count(kind, env, large)]
+        server = _VARIANTS[name]
+        runs = [
+            count(
+                server.kind,
+                server.env,
+                units,
+                arguments=server.arguments,
+                dropped_indexes=server.dropped_indexes,
+            )
+            for units in (small, large)
+        ]
         results[name] = {
             "runs": [{"units": u, "instructions": i} for u, i in runs],
             "instructions_per_unit": round(per_unit(runs[0], runs[1])),
