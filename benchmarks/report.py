@@ -1,7 +1,6 @@
-"""Ratios to the limits, where each goal stands, and the side-by-side text table."""
+"""Ratios to the limits, and the side-by-side text table (`benchmarks.goals` says where each
+goal stands)."""
 
-import operator
-from collections.abc import Callable
 from typing import Any
 
 from benchmarks.stats import ratio
@@ -12,11 +11,6 @@ CPU_PREFIX = "cpu_ms_per_unit."
 SERVER_CPU = CPU_PREFIX + "server"
 SERVING_CPU = CPU_PREFIX + "serving"  # the server's, plus PostgreSQL's where it runs apart
 LOAD_GENERATOR_CPU = CPU_PREFIX + "load_generator"
-COMPARISONS: dict[str, Callable[[float, float], bool]] = {
-    "<=": operator.le,
-    "<": operator.lt,
-    ">=": operator.ge,
-}
 
 
 def _point_value(point: dict[str, Any] | None, key: str) -> float | None:
@@ -36,7 +30,7 @@ def _point_value(point: dict[str, Any] | None, key: str) -> float | None:
     return float(value) if value is not None else None
 
 
-def _curve_value(section: dict[str, Any] | None, clients: str, key: str) -> float | None:
+def curve_value(section: dict[str, Any] | None, clients: str, key: str) -> float | None:
     """A figure of one load point of a curve, None when that section was not measured."""
     if not section or not section.get("available"):
         return None
@@ -103,7 +97,7 @@ def _history_ratios(document: dict[str, Any]) -> dict[str, dict[str, float | Non
             ("load_generator_cpu", LOAD_GENERATOR_CPU),
         ):
             result[f"{db}_{name}_per_hand_history_vs_fresh"] = {
-                clients: ratio(_point_value(point, key), _curve_value(fresh, clients, key))
+                clients: ratio(_point_value(point, key), curve_value(fresh, clients, key))
             }
     return result
 
@@ -114,7 +108,7 @@ def ratios(document: dict[str, Any], clients: list[str]) -> dict[str, dict[str, 
     result: dict[str, dict[str, float | None]] = {}
     for name, (ours, our_key, limit, limit_key) in _pairs(document).items():
         result[name] = {
-            c: ratio(_curve_value(ours, c, our_key), _curve_value(limit, c, limit_key))
+            c: ratio(curve_value(ours, c, our_key), curve_value(limit, c, limit_key))
             for c in clients
         }
     result.update(_history_ratios(document))
@@ -122,113 +116,14 @@ def ratios(document: dict[str, Any], clients: list[str]) -> dict[str, dict[str, 
     result["ledger_postings_vs_limit_tps_1_client"] = {
         "sqlite": ratio(
             (ledger.get("sqlite") or {}).get("postings_per_second"),
-            _curve_value(limits["sqlite_raw"], "1", "tps"),
+            curve_value(limits["sqlite_raw"], "1", "tps"),
         ),
         "postgresql": ratio(
             (ledger.get("postgresql") or {}).get("postings_per_second"),
-            _curve_value(limits["pgbench"], "1", "tps"),
+            curve_value(limits["pgbench"], "1", "tps"),
         ),
     }
     return result
-
-
-def _goal(
-    name: str, target: str, measured: float | None, detail: str | None = None
-) -> dict[str, Any]:
-    """A goal and where it stands; `target` is "<= x", "< x" or ">= x" (a number after)."""
-    comparison, limit = target.split()[:2]
-    result = {
-        "goal": name,
-        "target": target,
-        "measured": measured,
-        "met": None if measured is None else COMPARISONS[comparison](measured, float(limit)),
-    }
-    if detail is not None:
-        result["detail"] = detail
-    return result
-
-
-def _best_audit_rate(audit: dict[str, Any]) -> tuple[float | None, str | None]:
-    """The better of the single-process and the parallel audit at the largest size, and
-    which it was: the goal is the audit's throughput however it is run."""
-    if not audit.get("sizes"):
-        return None, None
-    size, point = list(audit["sizes"].items())[-1]
-    single, parallel = point["hands_per_second"], point.get("hands_per_second_parallel")
-    if parallel is not None and parallel > single:
-        return parallel, f"parallel, {point['jobs']} processes, at {size} hands"
-    return single, f"single process, at {size} hands"
-
-
-def _history_detail(document: dict[str, Any], db: str) -> str | None:
-    history = document.get("history", {}).get(db) or {}
-    if not history.get("available"):
-        return None
-    settings = document["settings"]
-    shortened = (
-        "" if document["mode"] == "full" else f" ({document['mode']} run: the goal is at 100,000)"
-    )
-    return (
-        f"{history['hands']:,} hands of history, {settings['history_clients']} clients, "
-        f"server and database CPU{shortened}"
-    )
-
-
-def goals(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """Where each design goal stands (informative: nothing fails on a missed goal).
-
-    Issue 16's goals first, each at 8 clients: a hand's server CPU against a do-nothing
-    request's, hands/s against do-nothing requests/s, p99, then a hand's CPU after history
-    against on a fresh database, then the audit's; then the earlier goals still watched.
-    """
-    r = document["ratios"]
-    history_clients = str(document["settings"]["history_clients"])
-    items = []
-    for db, cpu_limit, rate_limit in (("sqlite", 4, 0.5), ("postgresql", 5, 0.3)):
-        items += [
-            _goal(
-                f"{db}_server_cpu_per_hand_vs_noop_at_8_clients",
-                f"<= {cpu_limit}",
-                r[f"{db}_server_cpu_per_hand_vs_noop_request"].get(GOAL_CLIENTS),
-            ),
-            _goal(
-                f"{db}_hands_vs_noop_at_8_clients",
-                f">= {rate_limit}",
-                r[f"{db}_hands_vs_noop_requests"].get(GOAL_CLIENTS),
-            ),
-            _goal(
-                f"{db}_p99_ms_at_8_clients",
-                "< 50",
-                _curve_value(document["http"].get(db), GOAL_CLIENTS, "p99_ms"),
-            ),
-        ]
-    for db in DATABASES:
-        items.append(
-            _goal(
-                f"{db}_cpu_per_hand_history_vs_fresh",
-                "<= 1.1",
-                r[f"{db}_cpu_per_hand_history_vs_fresh"].get(history_clients),
-                _history_detail(document, db),
-            )
-        )
-    audit = document["audit"]
-    audit_rate, audit_how = _best_audit_rate(audit)
-    items.append(_goal("audit_hands_per_second", ">= 50000", audit_rate, audit_how))
-    items.append(
-        _goal(
-            "postgresql_hands_vs_pgbench_at_8_clients",
-            ">= 0.5",
-            r["postgresql_hands_vs_pgbench_tps"].get(GOAL_CLIENTS),
-        )
-    )
-    items.append(
-        _goal(
-            "audit_memory_growth_largest_vs_smallest",
-            "<= 1.5 (flat)",
-            audit.get("memory_growth"),
-        )
-    )
-    return items
 
 
 # Text ------------------------------------------------------------------------------------
@@ -250,15 +145,15 @@ def _cpu_lines(document: dict[str, Any]) -> list[str]:
     http, noop, r = document["http"], document["limits"]["noop_http"], document["ratios"]
     lines = []
     for db, name in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
-        hand = _curve_value(http.get(db), GOAL_CLIENTS, SERVER_CPU)
+        hand = curve_value(http.get(db), GOAL_CLIENTS, SERVER_CPU)
         if hand is None:
             continue
-        database = _curve_value(http.get(db), GOAL_CLIENTS, CPU_PREFIX + "database")
+        database = curve_value(http.get(db), GOAL_CLIENTS, CPU_PREFIX + "database")
         in_database = f" (+ {_fmt(database, 2)} in PostgreSQL)" if database is not None else ""
-        deposit = _curve_value(document["deposits"].get(db), GOAL_CLIENTS, SERVER_CPU)
+        deposit = curve_value(document["deposits"].get(db), GOAL_CLIENTS, SERVER_CPU)
         lines.append(
             f"server CPU at {GOAL_CLIENTS} clients, {name}: "
-            f"{_fmt(_curve_value(noop.get(db), GOAL_CLIENTS, SERVER_CPU), 2)} ms per do-nothing "
+            f"{_fmt(curve_value(noop.get(db), GOAL_CLIENTS, SERVER_CPU), 2)} ms per do-nothing "
             f"request; {_fmt(hand, 2)} ms per hand{in_database} "
             f"({_fmt(r[f'{db}_server_cpu_per_hand_vs_noop_request'].get(GOAL_CLIENTS), 2)}x), "
             f"{_fmt(deposit, 2)} ms per deposit "
@@ -285,9 +180,9 @@ def _deposit_lines(document: dict[str, Any], clients: list[str]) -> list[str]:
         for db, width in (("sqlite", 14), ("postgresql", 10)):
             section = deposits.get(db)
             cells.append(
-                f"{_fmt(_curve_value(section, c, 'deposits_per_second')):>{width}} "
-                f"{_fmt(_curve_value(section, c, 'p50_ms')):>7} "
-                f"{_fmt(_curve_value(section, c, 'p99_ms')):>7} "
+                f"{_fmt(curve_value(section, c, 'deposits_per_second')):>{width}} "
+                f"{_fmt(curve_value(section, c, 'p50_ms')):>7} "
+                f"{_fmt(curve_value(section, c, 'p99_ms')):>7} "
                 f"{_fmt(r[f'{db}_deposits_vs_noop_requests'].get(c), 3):>6}"
                 + (" |" if db == "sqlite" else "")
             )
@@ -341,15 +236,15 @@ def text(document: dict[str, Any]) -> str:
     for c in clients:
         lines.append(
             f"{c:>8} | "
-            f"{_fmt(_curve_value(http.get('sqlite'), c, 'hands_per_second')):>14} "
-            f"{_fmt(_curve_value(http.get('sqlite'), c, 'p50_ms')):>7} "
-            f"{_fmt(_curve_value(http.get('sqlite'), c, 'p99_ms')):>7} "
-            f"{_fmt(_curve_value(noop_sqlite, c, 'requests_per_second')):>10} "
+            f"{_fmt(curve_value(http.get('sqlite'), c, 'hands_per_second')):>14} "
+            f"{_fmt(curve_value(http.get('sqlite'), c, 'p50_ms')):>7} "
+            f"{_fmt(curve_value(http.get('sqlite'), c, 'p99_ms')):>7} "
+            f"{_fmt(curve_value(noop_sqlite, c, 'requests_per_second')):>10} "
             f"{_fmt(r['sqlite_hands_vs_noop_requests'].get(c), 3):>6} | "
-            f"{_fmt(_curve_value(http.get('postgresql'), c, 'hands_per_second')):>10} "
-            f"{_fmt(_curve_value(http.get('postgresql'), c, 'p50_ms')):>7} "
-            f"{_fmt(_curve_value(http.get('postgresql'), c, 'p99_ms')):>7} "
-            f"{_fmt(_curve_value(limits['pgbench'], c, 'tps')):>8} "
+            f"{_fmt(curve_value(http.get('postgresql'), c, 'hands_per_second')):>10} "
+            f"{_fmt(curve_value(http.get('postgresql'), c, 'p50_ms')):>7} "
+            f"{_fmt(curve_value(http.get('postgresql'), c, 'p99_ms')):>7} "
+            f"{_fmt(curve_value(limits['pgbench'], c, 'tps')):>8} "
             f"{_fmt(r['postgresql_hands_vs_pgbench_tps'].get(c), 3):>6}"
         )
     lines.append("")
@@ -360,7 +255,7 @@ def text(document: dict[str, Any]) -> str:
     lines.append(
         "raw SQLite TPC-B-shaped tps: "
         + ", ".join(
-            f"{c} clients {_fmt(_curve_value(limits['sqlite_raw'], c, 'tps'))}" for c in clients
+            f"{c} clients {_fmt(curve_value(limits['sqlite_raw'], c, 'tps'))}" for c in clients
         )
     )
     for db in ("sqlite", "postgresql"):

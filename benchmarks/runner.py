@@ -25,7 +25,7 @@ from contextlib import ExitStack
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks import cpu, report, scratch, servers
+from benchmarks import cpu, goals, report, scratch, servers
 from benchmarks.plan import Plan
 
 # Imported by `_import_measurements` while the first server starts, else where first used.
@@ -361,6 +361,6 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
         "unavailable": unavailable,
     }
     document["ratios"] = report.ratios(document, [str(c) for c in plan.clients])
-    document["goals"] = report.goals(document)
+    document["goals"] = goals.goals(document)
     document["seconds"] = round(time.perf_counter() - began, 1)
     return document

@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.report import goals, ratios
+from benchmarks.goals import goals
+from benchmarks.report import ratios
 from benchmarks.servers import served_with
 
 
