@@ -219,6 +219,19 @@ def _history_lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _served_instructions_lines(document: dict[str, Any]) -> list[str]:
+    counted = document.get("served_instructions")
+    if counted is None:
+        return []
+    servers = counted["servers"]
+    return [
+        f"served instructions (callgrind, SQLite, {counted['clients']} clients): "
+        f"{servers['hot_path']['instructions_per_unit']:,} a hand, "
+        f"{servers['noop']['instructions_per_unit']:,} a do-nothing request "
+        f"({_fmt(counted['hot_path_vs_noop'], 2)}x)"
+    ]
+
+
 def text(document: dict[str, Any]) -> str:
     """The side-by-side table a person reads after `python -m benchmarks`."""
     clients = [str(c) for c in document["settings"]["clients"]]
@@ -281,6 +294,7 @@ def text(document: dict[str, Any]) -> str:
         lines.append(
             f"  instructions per audited hand (callgrind): {counted['instructions_per_hand']:,}"
         )
+    lines.extend(_served_instructions_lines(document))
     lines.append(f"simulation: {_fmt(document['simulation'].get('hands_per_second'))} hands/s")
     lines.append("")
     lines.append("goals:")

@@ -36,6 +36,7 @@ MEASUREMENTS = (
     "ledger_bench",
     "audit_bench",
     "instructions",
+    "server_instructions",
     "simulation_bench",
 )
 
@@ -296,6 +297,25 @@ def _audit_instructions(url: str, plan: Plan, unavailable: list[str]) -> dict[st
         return None
 
 
+def _served_instructions(plan: Plan, unavailable: list[str]) -> dict[str, Any] | None:
+    """A served SQLite hand's instructions against a do-nothing request's
+    (`benchmarks.server_instructions`): the CPU goal's ratio as no host moves it, where a
+    host's dear system calls weigh more in the do-nothing request than in a hand. None in
+    short runs and without SQLite, and when it cannot be counted (no valgrind), with the
+    reason in `unavailable`."""
+    from benchmarks import server_instructions
+
+    hands = plan.served_instruction_hands
+    if hands is None or "sqlite" not in plan.databases:
+        return None
+    progress(f"served instructions: SQLite's hot path and the do-nothing request, {hands}")
+    try:
+        return server_instructions.measure(*hands, ("hot_path",))
+    except (RuntimeError, OSError) as error:
+        unavailable.append(f"the served instructions were not counted: {error}".splitlines()[0])
+        return None
+
+
 def _simulation_section(plan: Plan) -> dict[str, Any]:
     """The engine alone: `casino.simulate`."""
     from benchmarks import simulation_bench
@@ -325,6 +345,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
     sqlite_raw = _sqlite_raw_section(plan)
     ledger = _ledger_sections(plan, postgres, databases)
     audit = _audit_section(plan, unavailable)
+    served_instructions = _served_instructions(plan, unavailable)
     simulation = _simulation_section(plan)
 
     document: dict[str, Any] = {
@@ -346,6 +367,9 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
             "pgbench_scale": plan.pgbench_scale,
             "audit_sizes": list(plan.audit_sizes),
             "audit_instruction_hands": plan.audit_instruction_hands,
+            "served_instruction_hands": (
+                list(plan.served_instruction_hands) if plan.served_instruction_hands else None
+            ),
             "simulation_hands": plan.simulation_hands,
             "cashier_amount": plan.cashier_amount,
             "history_hands": plan.history_hands,
@@ -357,6 +381,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
         "limits": {"pgbench": pgbench, "sqlite_raw": sqlite_raw, "noop_http": service["noop"]},
         "ledger": ledger,
         "audit": audit,
+        "served_instructions": served_instructions,
         "simulation": simulation,
         "unavailable": unavailable,
     }

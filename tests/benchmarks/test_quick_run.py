@@ -28,6 +28,7 @@ TOP_LEVEL = {
     "limits",
     "ledger",
     "audit",
+    "served_instructions",
     "simulation",
     "unavailable",
     "ratios",
@@ -236,6 +237,8 @@ def test_the_parallel_audit_is_measured_at_every_size_and_the_goal_names_the_bes
 def test_a_short_run_counts_no_instructions(document: dict[str, Any]) -> None:
     assert document["settings"]["audit_instruction_hands"] is None
     assert document["audit"]["instructions"] is None
+    assert document["settings"]["served_instruction_hands"] is None
+    assert document["served_instructions"] is None
 
 
 @pytest.mark.slow
@@ -254,3 +257,22 @@ def test_the_text_report_shows_the_instruction_count_of_a_full_run(
     counted = {**document["audit"], "instructions": {"instructions_per_hand": 318_622}}
     rendered = text({**document, "audit": counted})
     assert "instructions per audited hand (callgrind): 318,622" in rendered
+
+
+@pytest.mark.slow
+def test_the_text_report_shows_the_served_instructions_of_a_full_run(
+    document: dict[str, Any],
+) -> None:
+    counted = {
+        "clients": 8,
+        "servers": {
+            "hot_path": {"instructions_per_unit": 2_528_901},
+            "noop": {"instructions_per_unit": 390_724},
+        },
+        "hot_path_vs_noop": 6.472,
+    }
+    rendered = text({**document, "served_instructions": counted})
+    assert (
+        "served instructions (callgrind, SQLite, 8 clients): 2,528,901 a hand, "
+        "390,724 a do-nothing request (6.47x)"
+    ) in rendered

@@ -124,3 +124,19 @@ def test_the_loop_and_http_parser_are_read_from_the_servers_log() -> None:
     log = "INFO:     serving with loop=uvloop http=httptools\nINFO:     Started parent process"
     assert served_with(log) == {"loop": "uvloop", "http": "httptools"}
     assert served_with("INFO:     Started server process") == {"loop": None, "http": None}
+
+
+def test_the_sqlite_cpu_goal_names_the_instruction_ratio_where_it_was_counted() -> None:
+    document = _document(_point(500.0, 2.0), _point(500.0, 2.0))
+    document["served_instructions"] = {"hot_path_vs_noop": 6.472}
+    goal = _goal(document, "sqlite_server_cpu_per_hand_vs_noop_at_8_clients")
+    assert goal["measured"] == 4.0
+    assert goal["detail"] == "in instructions, which no host changes: 6.472"
+
+
+def test_no_instruction_ratio_is_named_where_none_was_counted() -> None:
+    goal = _goal(
+        _document(_point(500.0, 2.0), _point(500.0, 2.0)),
+        "sqlite_server_cpu_per_hand_vs_noop_at_8_clients",
+    )
+    assert "detail" not in goal
