@@ -219,7 +219,29 @@ def _history_lines(document: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _audit_lines(audit: dict[str, Any]) -> list[str]:
+    lines = [
+        f"audit ({audit.get('function')}, {audit.get('database')}; generated at "
+        f"{_fmt(audit.get('generation_hands_per_second'))} hands/s in-process):"
+    ]
+    for size, point in (audit.get("sizes") or {}).items():
+        lines.append(
+            f"  {size:>7} hands: {_fmt(point['hands_per_second'])} hands/s, "
+            f"{_fmt(point['hands_per_second_parallel'])} with {point['jobs']} processes, "
+            f"peak traced {point['peak_traced_mib']} MiB, RSS {point['rss_mib']} MiB, "
+            f"mismatches {point['mismatches']}"
+        )
+    counted = audit.get("instructions")
+    if counted is not None:
+        lines.append(
+            f"  instructions per audited hand (callgrind): {counted['instructions_per_hand']:,}"
+        )
+    return lines
+
+
 def _served_instructions_lines(document: dict[str, Any]) -> list[str]:
+    """A served SQLite hand's user-space instructions and a do-nothing request's, where a
+    full run counted them."""
     counted = document.get("served_instructions")
     if counted is None:
         return []
@@ -277,23 +299,7 @@ def text(document: dict[str, Any]) -> str:
             f"ledger postings/s ({db}, 1 client, commit each): "
             f"{_fmt(ledger.get('postings_per_second'))}"
         )
-    audit = document["audit"]
-    lines.append(
-        f"audit ({audit.get('function')}, {audit.get('database')}; generated at "
-        f"{_fmt(audit.get('generation_hands_per_second'))} hands/s in-process):"
-    )
-    for size, point in (audit.get("sizes") or {}).items():
-        lines.append(
-            f"  {size:>7} hands: {_fmt(point['hands_per_second'])} hands/s, "
-            f"{_fmt(point['hands_per_second_parallel'])} with {point['jobs']} processes, "
-            f"peak traced {point['peak_traced_mib']} MiB, RSS {point['rss_mib']} MiB, "
-            f"mismatches {point['mismatches']}"
-        )
-    counted = audit.get("instructions")
-    if counted is not None:
-        lines.append(
-            f"  instructions per audited hand (callgrind): {counted['instructions_per_hand']:,}"
-        )
+    lines.extend(_audit_lines(document["audit"]))
     lines.extend(_served_instructions_lines(document))
     lines.append(f"simulation: {_fmt(document['simulation'].get('hands_per_second'))} hands/s")
     lines.append("")

@@ -17,6 +17,7 @@ import importlib
 import os
 import platform
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -298,20 +299,22 @@ def _audit_instructions(url: str, plan: Plan, unavailable: list[str]) -> dict[st
 
 
 def _served_instructions(plan: Plan, unavailable: list[str]) -> dict[str, Any] | None:
-    """A served SQLite hand's instructions against a do-nothing request's
-    (`benchmarks.server_instructions`): the CPU goal's ratio as no host moves it, where a
-    host's dear system calls weigh more in the do-nothing request than in a hand. None in
-    short runs and without SQLite, and when it cannot be counted (no valgrind), with the
-    reason in `unavailable`."""
+    """A served SQLite hand's user-space instructions against a do-nothing request's
+    (`benchmarks.server_instructions`): beside the CPU goal, a figure that neither load nor
+    the host's other tenants move (the kernel's work, most of a do-nothing request's, is not
+    counted). None in short runs and without SQLite; where it cannot be counted, None and
+    the reason in `unavailable`, so that a run near its end is not lost to it."""
+    import httpx
+
     from benchmarks import server_instructions
 
-    hands = plan.served_instruction_hands
-    if hands is None or "sqlite" not in plan.databases:
+    if plan.served_instruction_hands is None or "sqlite" not in plan.databases:
         return None
-    progress(f"served instructions: SQLite's hot path and the do-nothing request, {hands}")
+    small, large = plan.served_instruction_hands
+    progress(f"served instructions: SQLite's hot path, {small:,} and {large:,} units")
     try:
-        return server_instructions.measure(*hands, ("hot_path",))
-    except (RuntimeError, OSError) as error:
+        return server_instructions.measure(small, large, ("hot_path",))
+    except (RuntimeError, OSError, subprocess.SubprocessError, httpx.HTTPError) as error:
         unavailable.append(f"the served instructions were not counted: {error}".splitlines()[0])
         return None
 
@@ -322,6 +325,27 @@ def _simulation_section(plan: Plan) -> dict[str, Any]:
 
     progress(f"simulation of {plan.simulation_hands:,} hands")
     return simulation_bench.simulation(plan)
+
+
+def _settings(plan: Plan, workers: dict[str, int]) -> dict[str, Any]:
+    """The plan's sizes, as the document reports them."""
+    return {
+        "duration_seconds": plan.duration_seconds,
+        "warmup_seconds": plan.warmup_seconds,
+        "clients": list(plan.clients),
+        "workers": {db: workers[db] for db in plan.databases},
+        "bet": plan.bet,
+        "pgbench_scale": plan.pgbench_scale,
+        "audit_sizes": list(plan.audit_sizes),
+        "audit_instruction_hands": plan.audit_instruction_hands,
+        "served_instruction_hands": (
+            list(plan.served_instruction_hands) if plan.served_instruction_hands else None
+        ),
+        "simulation_hands": plan.simulation_hands,
+        "cashier_amount": plan.cashier_amount,
+        "history_hands": plan.history_hands,
+        "history_clients": plan.history_clients,
+    }
 
 
 def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
@@ -358,23 +382,7 @@ def run(plan: Plan, postgres_url: str | None) -> dict[str, Any]:
             "sqlite": sqlite3.sqlite_version,
             "postgresql": postgres.version() if postgres else None,
         },
-        "settings": {
-            "duration_seconds": plan.duration_seconds,
-            "warmup_seconds": plan.warmup_seconds,
-            "clients": list(plan.clients),
-            "workers": {db: workers[db] for db in plan.databases},
-            "bet": plan.bet,
-            "pgbench_scale": plan.pgbench_scale,
-            "audit_sizes": list(plan.audit_sizes),
-            "audit_instruction_hands": plan.audit_instruction_hands,
-            "served_instruction_hands": (
-                list(plan.served_instruction_hands) if plan.served_instruction_hands else None
-            ),
-            "simulation_hands": plan.simulation_hands,
-            "cashier_amount": plan.cashier_amount,
-            "history_hands": plan.history_hands,
-            "history_clients": plan.history_clients,
-        },
+        "settings": _settings(plan, workers),
         "http": service["http"],
         "deposits": service["deposits"],
         "history": service["history"],

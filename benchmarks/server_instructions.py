@@ -10,9 +10,9 @@ one more unit costs the server, its start-up, migrations and the players' set-up
 out (`benchmarks.instructions.per_unit`). The servers: `casino-war serve` with the hot path,
 without it (`CASINO_WAR_HOT_PATH=false`), the prototypes of `benchmarks.lean_hand` and
 `benchmarks.bare_hand` (each on a database the service set up for it, outside the count),
-the bare one's two shapes that take the product decisions (`grouped`: hands committed
-together; `unindexed`: that, and no indexes that only readers need, as `benchmarks.hot_path`
-serves them), and the do-nothing endpoint (`--servers` picks some); SQLite, one process
+the bare one's shapes that take the product decisions (`grouped`: hands committed together;
+`unindexed`: that, and no indexes that only readers need, as `benchmarks.hot_path` serves
+them), and the do-nothing endpoint (`--servers` picks some); SQLite, one process
 (PostgreSQL's own work would not be counted: it runs in its server).
 
 Under valgrind a server runs about fifty times slower, so it runs with
@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -110,6 +111,7 @@ _MODULES = {
     "hands": ("api.cli", "serve"),
 }
 _PLAN = replace(QUICK, clients=(CLIENTS,))
+_PREPARED = ("prototype", "bare")  # served on a database the service set up for them
 
 
 def count(
@@ -120,12 +122,19 @@ def count(
     arguments: Sequence[str] = (),
     dropped_indexes: Sequence[str] = (),
 ) -> tuple[int, int]:
-    """(units settled, instructions) of one server run under callgrind."""
+    """(units settled, instructions) of one server run under callgrind, started with
+    `arguments`; for a prototype, `dropped_indexes` go from the database set up for it
+    first. Refused, with the reason, where valgrind is not installed."""
+    if dropped_indexes and kind not in _PREPARED:
+        raise ValueError("indexes are dropped only from a database a prototype is given")
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise RuntimeError("valgrind is not installed (Debian package valgrind)")
     port = servers.free_port()
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
         url = f"sqlite:///{Path(directory) / 'bench.db'}"
-        service = lean_hand.prepared(url, _PLAN) if kind in ("prototype", "bare") else None
+        service = lean_hand.prepared(url, _PLAN) if kind in _PREPARED else None
         if dropped_indexes:
             sqlite_floor.drop_indexes(Path(directory) / "bench.db", dropped_indexes)
         env = {
@@ -139,7 +148,7 @@ def count(
         log = Path(directory) / "valgrind.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
-                ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
                 env=env,
                 cwd=servers.ROOT,
                 stdin=subprocess.DEVNULL,

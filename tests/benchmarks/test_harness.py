@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.plan import FULL, QUICK, TINY, Plan
-from benchmarks.runner import Handover, _audit_instructions
+from benchmarks.runner import Handover, _audit_instructions, _served_instructions
 
 
 def test_a_released_phase_closes_in_the_background_and_settle_waits_for_it() -> None:
@@ -95,14 +95,16 @@ def test_full_mode_keeps_the_documented_sizes() -> None:
     assert FULL.simulation_hands == 200_000
     assert FULL.pgbench_scale == 8
     assert FULL.audit_instruction_hands == 1_000
+    assert FULL.served_instruction_hands == (200, 600)
     assert (FULL.history_hands, FULL.history_clients) == (100_000, 8)
     assert FULL.cashier_amount == 100
 
 
 def test_quick_mode_leaves_the_instruction_count_to_full_runs() -> None:
-    """Two counts under valgrind take about 35 s: a quick run would no longer end within
-    its minute."""
+    """Two counts of the audit under valgrind take about 35 s, four of served requests
+    minutes: a quick run would no longer end within its minute."""
     assert QUICK.audit_instruction_hands is None
+    assert QUICK.served_instruction_hands is None
 
 
 def test_quick_mode_measures_the_same_points_and_still_uses_the_audit_pool() -> None:
@@ -136,3 +138,21 @@ def test_without_valgrind_the_instruction_count_is_reported_unavailable(
         "the audit's instructions were not counted: "
         "valgrind is not installed (Debian package valgrind)"
     ]
+
+
+def test_without_valgrind_the_served_instructions_are_reported_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no valgrind on it
+    unavailable: list[str] = []
+    assert _served_instructions(FULL, unavailable) is None
+    assert unavailable == [
+        "the served instructions were not counted: "
+        "valgrind is not installed (Debian package valgrind)"
+    ]
+
+
+def test_a_run_without_sqlite_counts_no_served_instructions() -> None:
+    unavailable: list[str] = []
+    assert _served_instructions(FULL.with_databases(("postgresql",)), unavailable) is None
+    assert unavailable == []

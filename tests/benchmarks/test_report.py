@@ -1,4 +1,5 @@
-"""How the report turns load points into ratios and goals: on made-up figures, no servers."""
+"""How load points become ratios (`benchmarks.report`) and where each goal stands
+(`benchmarks.goals`): on made-up figures, no servers."""
 
 from typing import Any
 
@@ -131,7 +132,7 @@ def test_the_sqlite_cpu_goal_names_the_instruction_ratio_where_it_was_counted() 
     document["served_instructions"] = {"hot_path_vs_noop": 6.472}
     goal = _goal(document, "sqlite_server_cpu_per_hand_vs_noop_at_8_clients")
     assert goal["measured"] == 4.0
-    assert goal["detail"] == "in instructions, which no host changes: 6.472"
+    assert goal["detail"] == "user-space instructions (callgrind): 6.472x"
 
 
 def test_no_instruction_ratio_is_named_where_none_was_counted() -> None:
