@@ -57,7 +57,8 @@ def _history_detail(document: dict[str, Any], db: str) -> str | None:
 
 def _instructions_detail(document: dict[str, Any]) -> str | None:
     """The served SQLite hand's user-space instructions against a do-nothing request's,
-    where a full run counted them: a figure beside the goal's that load does not move."""
+    where a full run counted them: a figure beside the goal's that the host's speed and its
+    other tenants barely move."""
     counted = document.get("served_instructions")
     if counted is None:
         return None

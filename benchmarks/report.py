@@ -220,6 +220,7 @@ def _history_lines(document: dict[str, Any]) -> list[str]:
 
 
 def _audit_lines(audit: dict[str, Any]) -> list[str]:
+    """The audit at each size, one process and several, and its instructions where counted."""
     lines = [
         f"audit ({audit.get('function')}, {audit.get('database')}; generated at "
         f"{_fmt(audit.get('generation_hands_per_second'))} hands/s in-process):"

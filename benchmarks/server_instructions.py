@@ -159,12 +159,23 @@ def count(
                 _wait_ready(base_url, process)
                 settled = _load(kind, base_url, url, units, service)
             finally:
-                process.send_signal(signal.SIGTERM)
-                process.wait(timeout=READY_SECONDS)
+                _stop(process)
         found = _COLLECTED.search(log.read_bytes())
         if found is None:
             raise RuntimeError(f"callgrind reported no count for {kind}")
         return settled, int(found.group(1))
+
+
+def _stop(process: "subprocess.Popen[bytes]") -> None:
+    """SIGTERM, so that callgrind writes its count; killed if it has not exited in time, so
+    that a failed count leaves no server behind."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=READY_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
 
 
 def _load(

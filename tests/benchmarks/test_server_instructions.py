@@ -14,3 +14,8 @@ def test_a_server_is_counted_until_its_units_have_settled() -> None:
     settled, instructions = count("noop", {}, 3)
     assert settled >= 3
     assert instructions > 0
+
+
+def test_indexes_are_dropped_only_from_a_database_a_prototype_is_given() -> None:
+    with pytest.raises(ValueError, match="only from a database a prototype is given"):
+        count("hands", {}, 1, dropped_indexes=("ix_hands_table_id",))
