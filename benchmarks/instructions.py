@@ -42,19 +42,26 @@ TIMEOUT_SECONDS = 900  # ends a hung count; far above what the plan's counts tak
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
+def callgrind_command() -> list[str]:
+    """valgrind's callgrind, its output file discarded (its count is read from stderr);
+    refused, with the package to install, where valgrind is missing."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise RuntimeError("valgrind is not installed (Debian package valgrind)")
+    return [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+
+
 def count_instructions(command: Sequence[str], stdin: str = "") -> int:
     """The instructions `command` executes from start to exit, as callgrind counts them.
 
     `stdin` is the command's input. An error message quotes the command and the end of its
     (and valgrind's) stderr, so neither may hold a secret: pass those on stdin.
     """
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise RuntimeError("valgrind is not installed (Debian package valgrind)")
+    callgrind = callgrind_command()
     shown = " ".join(command)
     try:
         finished = subprocess.run(
-            [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+            [*callgrind, *command],
             cwd=ROOT,
             # Fixed string hashing: set and dict orders, and so the count, repeat run after run.
             env={**os.environ, "PYTHONHASHSEED": "0"},

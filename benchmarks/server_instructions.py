@@ -28,7 +28,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,7 +41,7 @@ from typing import Any
 import httpx
 
 from benchmarks import http_load, lean_hand, servers, sqlite_floor
-from benchmarks.instructions import per_unit
+from benchmarks.instructions import callgrind_command, per_unit
 from benchmarks.plan import QUICK
 
 CLIENTS = 8
@@ -127,9 +126,7 @@ def count(
     first. Refused, with the reason, where valgrind is not installed."""
     if dropped_indexes and kind not in _PREPARED:
         raise ValueError("indexes are dropped only from a database a prototype is given")
-    valgrind = shutil.which("valgrind")
-    if valgrind is None:
-        raise RuntimeError("valgrind is not installed (Debian package valgrind)")
+    callgrind = callgrind_command()
     port = servers.free_port()
     base_url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
@@ -148,7 +145,7 @@ def count(
         log = Path(directory) / "valgrind.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
-                [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+                [*callgrind, *command],
                 env=env,
                 cwd=servers.ROOT,
                 stdin=subprocess.DEVNULL,
