@@ -19,9 +19,10 @@ class Plan:
     # Hands of the smaller audit counted in instructions (`benchmarks.instructions`, on the
     # audit's own database); None: not counted (valgrind runs the audit twice, and slowly).
     audit_instruction_hands: int | None = 1_000
-    # Hands of the smaller and the larger served run counted in instructions
-    # (`benchmarks.server_instructions`: SQLite's hot path and the do-nothing request, each
-    # under valgrind for a minute or two); None: not counted.
+    # Units settled (hands; do-nothing requests for the endpoint) by the smaller and the
+    # larger served run counted in instructions (`benchmarks.server_instructions`: SQLite's
+    # hot path and the do-nothing request, each under valgrind for a minute or two); None:
+    # not counted.
     served_instruction_hands: tuple[int, int] | None = (200, 600)
     simulation_hands: int = 200_000
     pgbench_scale: int = 8  # >= the goal's 8 clients, so branches are not one hot row
