@@ -23,7 +23,9 @@ database up), and answers with the hand's id, status and money.
 Other shapes of the same hand, each a question put to the goals (docs/performance.md):
 `--combined` places a hand on PostgreSQL in six round trips instead of fourteen; `--grouped`
 commits the SQLite hands that arrive together once (`GroupCommit`); `--optimistic` places a
-hand on PostgreSQL in two statements and no lock.
+hand on PostgreSQL in two statements and no lock; `--exchanged` places it with the locks and
+statements of `--combined` in two round trips, through the service's own exchanges with
+libpq (`ledger.pq_exchange`).
 
 A measuring instrument, not a second implementation: `benchmarks.hot_path` loads it in the
 same rounds as the service, the lean prototype and the do-nothing endpoint.
@@ -65,6 +67,7 @@ from ledger.batch import INT64_MAX, INT64_MIN
 from ledger.chain import request_fingerprint, transaction_hash
 from ledger.chains import next_seq
 from ledger.database import json_text, make_engine
+from ledger.pq_exchange import Exchanges, Statement
 
 _TOKEN = "SELECT id, player_id FROM api_tokens WHERE token_hash = ? AND revoked_at IS NULL"
 _RECORD = (
@@ -222,11 +225,11 @@ def _replaced(text: str, old: str, new: str) -> str:
 # and the protected flag; then `_write_all` and the head's move sent as one query, one
 # implicit transaction, each part failing it (a division by zero) where what the read saw
 # no longer holds: a balance moved by someone else or a limit, the nonce, the chain's head.
-_READ_OPTIMISTIC = _replaced(
-    _replaced(_READ_ALL, " FOR UPDATE", ""),
+_PROTECTED_READ_TOO = (
     " FROM seed_pairs sp ",
     ", (SELECT p.protected FROM players p WHERE p.id = sp.player_id) FROM seed_pairs sp ",
 )
+_READ_OPTIMISTIC = _replaced(_replaced(_READ_ALL, " FOR UPDATE", ""), *_PROTECTED_READ_TOO)
 _MOVE_HEAD_IF_UNMOVED = (
     "WITH head AS (UPDATE ledger_chain_head SET seq = %s, hash = %s WHERE id = %s AND seq = %s "
     "RETURNING 1) SELECT 1 / count(*) FROM head"
@@ -245,6 +248,44 @@ def _optimistic(write_all: str) -> str:
         "AND (SELECT balance FROM moved WHERE id = %s) = %s)::int",
     )
     return f"{checked}; {_MOVE_HEAD_IF_UNMOVED}"
+
+
+# PostgreSQL in two round trips (`--exchanged`): the locks and statements of `--combined`,
+# each round trip one exchange (`ledger.pq_exchange`: one pipeline, one wait, each statement
+# prepared once). The first: the BEGIN, the key's and the player's locks (the statement
+# failing where the key is in flight), the read of everything, with the protected flag. The
+# second: every write, failing where a limit refused a balance's move, the head's move, the
+# COMMIT. An exchange answers with its last statement's rows, so what `--combined` learns
+# from a statement's answer these learn by its failure.
+_LOCKS_OR_FAIL = (
+    "SELECT 1 / pg_try_advisory_xact_lock(%s)::int, "
+    "(SELECT protected FROM players WHERE id = %s FOR UPDATE)"
+)
+_READ_LOCKED = _replaced(_READ_ALL, *_PROTECTED_READ_TOO)
+
+
+@functools.cache
+def _all_moved(write_all: str) -> str:
+    """`_write_all` failing unless every balance moved and the nonce moved on."""
+    return _replaced(
+        write_all,
+        _WRITTEN,
+        "SELECT 1 / ((SELECT count(*) FROM moved) = %s AND (SELECT count(*) FROM nonce) = 1)::int",
+    )
+
+
+@functools.cache
+def _named(text: str) -> tuple[str, tuple[str, ...]]:
+    """`text` with its `%s` placeholders named, as the exchanges take them; the names."""
+    parts = text.split("%s")
+    names = tuple(f"p{index}" for index in range(len(parts) - 1))
+    named = (part + f"%({name})s" for part, name in zip(parts[:-1], names, strict=True))
+    return "".join(named) + parts[-1], names
+
+
+def _statement(text: str, values: Sequence[object]) -> Statement:
+    named, names = _named(text)
+    return named, dict(zip(names, values, strict=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +357,7 @@ class Bare:
     which are written with `?` placeholders and `{for_update}` where PostgreSQL locks."""
 
     def __init__(self, connection: Any, *, postgresql: bool, autocommit: bool = False) -> None:
-        self._connection = connection
+        self.connection = connection
         self.postgresql = postgresql
         self._autocommit = autocommit and postgresql
         if self._autocommit:
@@ -325,16 +366,16 @@ class Bare:
 
     def run(self, sql: str, parameters: Sequence[object] = ()) -> Any:
         """The statement executed; its cursor."""
-        return self._connection.execute(_spelled(sql, self.postgresql), parameters)
+        return self.connection.execute(_spelled(sql, self.postgresql), parameters)
 
     def begin(self) -> None:
         """SQLite's write lock taken up front, as the service takes it; psycopg begins a
         transaction with the first statement, unless the connection is in autocommit
         (`--optimistic`), where a decision's transaction is begun here."""
         if not self.postgresql:
-            self._connection.execute("BEGIN IMMEDIATE")
+            self.connection.execute("BEGIN IMMEDIATE")
         elif self._autocommit:
-            self._connection.execute("BEGIN")
+            self.connection.execute("BEGIN")
 
     def run_together(self, sql: str, parameters: Sequence[object]) -> None:
         """PostgreSQL, autocommit: several statements in one query, one implicit transaction.
@@ -344,10 +385,10 @@ class Bare:
         self._client_side.execute(sql, parameters)
 
     def commit(self) -> None:
-        self._connection.commit()
+        self.connection.commit()
 
     def rollback(self) -> None:
-        self._connection.rollback()
+        self.connection.rollback()
 
     def time(self, moment: datetime) -> object:
         """A UTC time as the service stores it: SQLAlchemy's SQLite text, or a `timestamptz`."""
@@ -366,10 +407,13 @@ def _spelled(sql: str, postgresql: bool) -> str:
 class BareHands:
     """The two commands on one driver connection, in the service's order."""
 
-    def __init__(self, db: Bare, *, combined: bool = False, optimistic: bool = False) -> None:
+    def __init__(
+        self, db: Bare, *, combined: bool = False, optimistic: bool = False, exchanged: bool = False
+    ) -> None:
         self.db = db
         self._combined = combined and db.postgresql
         self._optimistic = optimistic and db.postgresql
+        self._exchanges = Exchanges(db.connection) if exchanged and db.postgresql else None
         self._callers: dict[str, tuple[int, int]] = {}
         self._tables: dict[int, Table | None] = {}
         self._recorded_rules: dict[str, TableRules] = {}
@@ -397,6 +441,8 @@ class BareHands:
             return self._place_optimistic(command)
         if self._combined and command.path == "/v1/hands":
             return self._place_combined(command)
+        if self._exchanges is not None and command.path == "/v1/hands":
+            return self._place_exchanged(self._exchanges, command)
         db = self.db
         db.begin()
         try:
@@ -474,7 +520,7 @@ class BareHands:
                 raise Refusal(409)
             if protected:
                 raise Refusal(501)
-            written = self._written(command, _READ_ALL)
+            written = self._written(command, lambda read: db.run(_READ_ALL, read).fetchone())
             if isinstance(written, tuple):  # the key was used before: its answer again
                 db.rollback()
                 return written
@@ -490,6 +536,36 @@ class BareHands:
             raise
         return 201, written.answer
 
+    def _place_exchanged(self, exchanges: Exchanges, command: Command) -> tuple[int, bytes]:
+        """`_place_combined` in two round trips (`--exchanged`): the same checks, locks and
+        rows."""
+        lock = _statement(
+            _LOCKS_OR_FAIL, (advisory_lock_key(command.caller, command.key), command.player_id)
+        )
+
+        def locked_read(parameters: Sequence[object]) -> Sequence[Any] | None:
+            try:
+                rows = exchanges.run([lock, _statement(_READ_LOCKED, parameters)])
+            except psycopg_errors.DivisionByZero:
+                raise Refusal(409) from None  # the key is in flight in another process
+            return rows[0] if rows else None
+
+        try:
+            written = self._written(command, locked_read)
+            if isinstance(written, tuple):  # the key was used before: its answer again
+                self.db.rollback()
+                return written
+            writes = _statement(_all_moved(written.statement), [*written.parameters, written.moves])
+            head = _statement(_spelled(_MOVE_HEAD, True), (*written.head, written.chain))
+            try:
+                exchanges.run([writes, head], commit=True)
+            except psycopg_errors.DivisionByZero:
+                raise Refusal(422) from None  # a limit: the rollback takes every move back
+        except BaseException:
+            self.db.rollback()
+            raise
+        return 201, written.answer
+
     def _place_optimistic(self, command: Command) -> tuple[int, bytes]:
         """`_place` and its key's record on PostgreSQL in two statements and no lock
         (`--optimistic`): one read, then every write in one implicit transaction whose
@@ -500,7 +576,9 @@ class BareHands:
         so a hand a limit refuses is answered 503 after the last attempt, not 422: the
         prototype prices the hand that is placed."""
         for _ in range(_OPTIMISTIC_ATTEMPTS):
-            written = self._written(command, _READ_OPTIMISTIC)
+            written = self._written(
+                command, lambda read: self.db.run(_READ_OPTIMISTIC, read).fetchone()
+            )
             if isinstance(written, tuple):
                 return written
             head_checks = (*written.head, written.chain, written.head_read)
@@ -512,9 +590,12 @@ class BareHands:
             return 201, written.answer
         raise Refusal(503)
 
-    def _written(self, command: Command, read_all: str) -> "Writes | tuple[int, bytes]":
+    def _written(
+        self, command: Command, read_all: Callable[[Sequence[object]], Any]
+    ) -> "Writes | tuple[int, bytes]":
         """A placed hand's writes but the chain head's, worked out from one read of
-        everything (`read_all`); or the key's earlier answer, if it has one."""
+        everything (`read_all`, given the read's parameters: its row, or None); or the key's
+        earlier answer, if it has one."""
         player_id, token_id, body = command.player_id, command.token_id, command.body
         table_id, bet = int(body["table_id"]), int(body["bet"])
         tie_bet = int(body.get("tie_bet", 0))
@@ -522,25 +603,16 @@ class BareHands:
         if table is None:
             raise Refusal(404)
         books = self._books_of(player_id, table.rules.currency)
-        read = self.db.run(
-            read_all,
-            (
-                player_id,
-                table_id,
-                books.wallet,
-                books.chain,
-                command.caller,
-                command.key,
-                player_id,
-            ),
-        ).fetchone()
+        read = read_all(
+            (player_id, table_id, books.wallet, books.chain, command.caller, command.key, player_id)
+        )
         if read is None:
             raise Refusal(409)  # no active seed pair
         if read[0] is not None:  # the key was used before: its answer again
             if read[0] != command.request_hash:
                 raise Refusal(422)
             return int(read[1]), str(read[2]).encode()
-        if any(read[15:]):  # a protected player (`_READ_OPTIMISTIC`): not prototyped
+        if any(read[15:]):  # a protected player (read by `--optimistic`, `--exchanged`)
             raise Refusal(501)
         pair_id, nonce, wallet = read[3], read[6], read[9]
         head, (hand_id, *transaction_ids) = read[10:12], read[12:15]
@@ -907,6 +979,7 @@ def serving(
     combined: bool = False,
     grouped: bool = False,
     optimistic: bool = False,
+    exchanged: bool = False,
 ) -> Iterator[servers.Server]:
     """The prototype served on a database `lean_hand.prepared` set up, until the block ends;
     each worker process has a connection of its own."""
@@ -917,6 +990,8 @@ def serving(
         command.append("--grouped")
     if optimistic:
         command.append("--optimistic")
+    if exchanged:
+        command.append("--exchanged")
     with servers.launched(command, {"CASINO_WAR_DATABASE_URL": database_url}, "/ready") as server:
         server.wait_ready()
         yield server
@@ -936,7 +1011,12 @@ def _hands() -> BareHands:
     optimistic = os.environ.get(_OPTIMISTIC) == "1"
     postgresql = engine.dialect.name == "postgresql"
     db = Bare(pooled.driver_connection, postgresql=postgresql, autocommit=optimistic)
-    return BareHands(db, combined=os.environ.get(_COMBINED) == "1", optimistic=optimistic)
+    return BareHands(
+        db,
+        combined=os.environ.get(_COMBINED) == "1",
+        optimistic=optimistic,
+        exchanged=os.environ.get(_EXCHANGED) == "1",
+    )
 
 
 @functools.cache
@@ -982,6 +1062,7 @@ _KEPT: list[object] = []
 _COMBINED = "BARE_HAND_COMBINED"
 _GROUPED = "BARE_HAND_GROUPED"
 _OPTIMISTIC = "BARE_HAND_OPTIMISTIC"
+_EXCHANGED = "BARE_HAND_EXCHANGED"
 
 
 def main() -> None:
@@ -1000,6 +1081,11 @@ def main() -> None:
         action="store_true",
         help="PostgreSQL: place a hand in two statements, without locks",
     )
+    parser.add_argument(
+        "--exchanged",
+        action="store_true",
+        help="PostgreSQL: place a hand with --combined's locks in two round trips",
+    )
     args = parser.parse_args()
     if args.combined:
         os.environ[_COMBINED] = "1"
@@ -1007,6 +1093,8 @@ def main() -> None:
         os.environ[_GROUPED] = "1"
     if args.optimistic:
         os.environ[_OPTIMISTIC] = "1"
+    if args.exchanged:
+        os.environ[_EXCHANGED] = "1"
     serve("benchmarks.bare_hand:app", host=args.host, port=args.port, workers=args.workers)
 
 

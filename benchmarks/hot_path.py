@@ -95,6 +95,7 @@ _PROTOTYPES: dict[str, Prototype] = {
         dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES,
     ),
     "optimistic": Prototype(partial(bare_hand.serving, optimistic=True), ("postgresql",)),
+    "exchanged": Prototype(partial(bare_hand.serving, exchanged=True), ("postgresql",)),
 }
 
 
@@ -211,6 +212,7 @@ def measure(
         "grouped_vs_noop": stats.ratio(medians.get("grouped"), medians["noop"]),
         "unindexed_vs_noop": stats.ratio(medians.get("unindexed"), medians["noop"]),
         "optimistic_vs_noop": stats.ratio(medians.get("optimistic"), medians["noop"]),
+        "exchanged_vs_noop": stats.ratio(medians.get("exchanged"), medians["noop"]),
     }
 
 

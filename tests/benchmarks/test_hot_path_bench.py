@@ -21,7 +21,7 @@ def test_each_variant_is_measured_every_round_with_its_ratios_and_rates(database
     if database == "sqlite":
         variants |= {"prototype", "grouped", "unindexed"}  # lean_hand; bare_hand --grouped
     else:
-        variants |= {"combined", "optimistic"}  # bare_hand --combined, --optimistic
+        variants |= {"combined", "optimistic", "exchanged"}  # bare_hand's PostgreSQL shapes
     assert set(result["server_cpu_ms"]) == variants
     assert all(len(values) == 2 for values in result["server_cpu_ms"].values())
     for ratio in ("hot_path_vs_framework", "hot_path_vs_noop", "framework_vs_noop"):

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
+from api.http.idempotency import advisory_lock_key
 from benchmarks import bare_hand, http_load, lean_hand, servers
 from benchmarks.lean_hand import prepared
 from benchmarks.plan import TINY
@@ -52,6 +53,9 @@ Serving = Callable[[str], AbstractContextManager[servers.Server]]
         pytest.param(partial(bare_hand.serving, grouped=True), "sqlite", id="grouped-sqlite"),
         pytest.param(
             partial(bare_hand.serving, optimistic=True), "postgresql", id="optimistic-postgresql"
+        ),
+        pytest.param(
+            partial(bare_hand.serving, exchanged=True), "postgresql", id="exchanged-postgresql"
         ),
     ],
     indirect=["database_url"],
@@ -297,7 +301,7 @@ class _Overtaken(bare_hand.BareHands):
         self._other = other
         self.reads = 0
 
-    def _written(self, command: bare_hand.Command, read_all: str) -> Any:
+    def _written(self, command: bare_hand.Command, read_all: Callable[..., Any]) -> Any:
         written = super()._written(command, read_all)
         self.reads += 1
         if self.reads == 1:
@@ -339,3 +343,37 @@ def test_an_optimistic_hand_whose_read_went_stale_is_dealt_again_and_written_onc
     assert status == 201 and hands.reads == 2
     assert next_nonce == nonce + 1  # dealt with the nonce as it stood when written
     assert records == 1
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_hand_in_two_exchanges_refuses_a_key_in_flight_elsewhere_then_places_and_replays(
+    database_url: str,
+) -> None:
+    """`--exchanged` learns of a key in flight from its lock's statement failing: the
+    contract's 409, nothing written; once the key is free, one hand, then its replay."""
+    service = prepared(database_url, TINY)
+    engine = make_engine(database_url)
+    pooled, other = engine.raw_connection(), engine.raw_connection()
+    holder: Any = other.driver_connection
+    try:
+        db = bare_hand.Bare(pooled.driver_connection, postgresql=True)
+        hands = bare_hand.BareHands(db, exchanged=True)
+        body = {"table_id": service.table_id, "bet": 100}
+        command = hands.command(service.players[0].token, "k", "/v1/hands", body)
+        (before,) = holder.execute("SELECT count(*) FROM hands").fetchone()
+        holder.execute(
+            "SELECT pg_advisory_xact_lock(%s)", (advisory_lock_key(command.caller, "k"),)
+        )
+        with pytest.raises(bare_hand.Refusal) as refused:
+            hands.run(command)
+        holder.rollback()  # the key's lock let go
+        placed = hands.run(command)
+        replayed = hands.run(command)
+        (after,) = holder.execute("SELECT count(*) FROM hands").fetchone()
+    finally:
+        pooled.close()
+        other.close()
+        engine.dispose()
+    assert refused.value.status == 409
+    assert placed[0] == 201 and replayed == placed
+    assert after == before + 1
