@@ -256,7 +256,8 @@ def _optimistic(write_all: str) -> str:
 # failing where the key is in flight), the read of everything, with the protected flag. The
 # second: every write, failing where a limit refused a balance's move, the head's move, the
 # COMMIT. An exchange answers with its last statement's rows, so what `--combined` learns
-# from a statement's answer these learn by its failure.
+# from a statement's answer these learn by its failure. The lock's statement reads the
+# protected flag only to take the player's row lock; the read reads it again.
 _LOCKS_OR_FAIL = (
     "SELECT 1 / pg_try_advisory_xact_lock(%s)::int, "
     "(SELECT protected FROM players WHERE id = %s FOR UPDATE)"
@@ -284,6 +285,7 @@ def _named(text: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _statement(text: str, values: Sequence[object]) -> Statement:
+    """A statement written for psycopg's cursor (`%s`), as `Exchanges.run` takes one."""
     named, names = _named(text)
     return named, dict(zip(names, values, strict=True))
 
@@ -537,8 +539,10 @@ class BareHands:
         return 201, written.answer
 
     def _place_exchanged(self, exchanges: Exchanges, command: Command) -> tuple[int, bytes]:
-        """`_place_combined` in two round trips (`--exchanged`): the same checks, locks and
-        rows."""
+        """`_place_combined` in two round trips (`--exchanged`): the same locks and rows. The
+        table and the player's accounts, remembered after a first hand, are checked before
+        the key's lock rather than after it; a nonce that did not move on (never, under the
+        player's lock) is answered 422 with a limit, for both fail the write alike."""
         lock = _statement(
             _LOCKS_OR_FAIL, (advisory_lock_key(command.caller, command.key), command.player_id)
         )

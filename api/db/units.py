@@ -46,7 +46,7 @@ def unit_of_work(connection: Connection, session: Session) -> Iterator[Session]:
         # What it loaded goes, so the next unit of work starts empty; a `Session` the unit
         # never asked holds nothing, and closing it anyway cost a SQLite hand 0.6% of its
         # instructions (docs/performance.md, "What was tried").
-        if session.in_transaction() or session.identity_map or session.new or session.deleted:
+        if session.in_transaction() or session.identity_map or session.new:
             session.close()
 
 
