@@ -1,5 +1,6 @@
 """Instructions per hand of a real server against a do-nothing request, counted by valgrind:
-`python -m benchmarks.server_instructions [--small N] [--large N] [--servers NAME ...]`.
+`python -m benchmarks.server_instructions [--small N] [--large N] [--servers NAME ...]
+[--postgres]`.
 
 The server's CPU per hand moves by a fifth to a third from one minute to the next on this
 shared host (docs/performance-log.md); the instructions it executes do not. Each server is
@@ -12,8 +13,12 @@ without it (`CASINO_WAR_HOT_PATH=false`), the prototypes of `benchmarks.lean_han
 `benchmarks.bare_hand` (each on a database the service set up for it, outside the count),
 the bare one's shapes that take the product decisions (`grouped`: hands committed together;
 `unindexed`: that, and no indexes that only readers need, as `benchmarks.hot_path` serves
-them), and the do-nothing endpoint (`--servers` picks some); SQLite, one process
-(PostgreSQL's own work would not be counted: it runs in its server).
+them), and the do-nothing endpoint (`--servers` picks some); SQLite, one process. With
+`--postgres`, on a scratch database of the PostgreSQL server the environment names
+(`benchmarks.scratch.admin_url`), one process too, with the bare prototype's PostgreSQL
+shapes (`combined`, `optimistic`, `exchanged`): what is counted is the server's side of
+each statement, PostgreSQL's own work left out (it runs in its server), and a count moves
+by a few percent with the timing of its waits (whether an answer is there already).
 
 Under valgrind a server runs about fifty times slower, so it runs with
 `CASINO_WAR_TOKEN_CACHE_SECONDS=3600`: with the default second, the token a client sends
@@ -33,14 +38,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from benchmarks import http_load, lean_hand, servers, sqlite_floor
+from benchmarks import http_load, lean_hand, scratch, servers, sqlite_floor
 from benchmarks.instructions import callgrind_command, per_unit
 from benchmarks.plan import QUICK
 
@@ -51,24 +57,32 @@ _COLLECTED = re.compile(rb"Collected : (\d+)")
 
 @dataclass(frozen=True, slots=True)
 class _Counted:
-    """A server `count` runs: which (`_MODULES`), with what settings and arguments, and the
-    SQLite indexes dropped from its database once the service has set it up."""
+    """A server `count` runs: which (`_MODULES`), with what settings and arguments, the
+    SQLite indexes dropped from its database once the service has set it up, and the
+    databases it serves."""
 
     kind: str
     env: Mapping[str, str] = field(default_factory=dict)
     arguments: tuple[str, ...] = ()
     dropped_indexes: tuple[str, ...] = ()
+    databases: tuple[str, ...] = ("sqlite", "postgresql")
 
 
 _VARIANTS = {
     "hot_path": _Counted("hands", {"CASINO_WAR_HOT_PATH": "true"}),
     "framework": _Counted("hands", {"CASINO_WAR_HOT_PATH": "false"}),
-    "prototype": _Counted("prototype"),
+    "prototype": _Counted("prototype", databases=("sqlite",)),
     "bare": _Counted("bare"),
-    "grouped": _Counted("bare", arguments=("--grouped",)),
+    "grouped": _Counted("bare", arguments=("--grouped",), databases=("sqlite",)),
     "unindexed": _Counted(
-        "bare", arguments=("--grouped",), dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES
+        "bare",
+        arguments=("--grouped",),
+        dropped_indexes=sqlite_floor.READERS_ONLY_INDEXES,
+        databases=("sqlite",),
     ),
+    "combined": _Counted("bare", arguments=("--combined",), databases=("postgresql",)),
+    "optimistic": _Counted("bare", arguments=("--optimistic",), databases=("postgresql",)),
+    "exchanged": _Counted("bare", arguments=("--exchanged",), databases=("postgresql",)),
     "noop": _Counted("noop"),
 }
 
@@ -120,17 +134,21 @@ def count(
     *,
     arguments: Sequence[str] = (),
     dropped_indexes: Sequence[str] = (),
+    database: str = "sqlite",
 ) -> tuple[int, int]:
     """(units settled, instructions) of one server run under callgrind, started with
-    `arguments`; for a prototype, `dropped_indexes` go from the database set up for it
-    first. Refused, with the reason, where valgrind is not installed."""
-    if dropped_indexes and kind not in _PREPARED:
-        raise ValueError("indexes are dropped only from a database a prototype is given")
+    `arguments`, on a fresh database of kind `database`; for a prototype, `dropped_indexes`
+    go from the SQLite database set up for it first. Refused, with the reason, where
+    valgrind is not installed."""
+    if dropped_indexes and (kind not in _PREPARED or database != "sqlite"):
+        raise ValueError("indexes are dropped only from a SQLite database a prototype is given")
     callgrind = callgrind_command()
     port = servers.free_port()
     base_url = f"http://127.0.0.1:{port}"
-    with tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory:
-        url = f"sqlite:///{Path(directory) / 'bench.db'}"
+    with (
+        tempfile.TemporaryDirectory(prefix="casino-war-server-instructions-") as directory,
+        _fresh(database, Path(directory)) as url,
+    ):
         service = lean_hand.prepared(url, _PLAN) if kind in _PREPARED else None
         if dropped_indexes:
             sqlite_floor.drop_indexes(Path(directory) / "bench.db", dropped_indexes)
@@ -163,6 +181,17 @@ def count(
         return settled, int(found.group(1))
 
 
+@contextmanager
+def _fresh(database: str, directory: Path) -> Iterator[str]:
+    """A fresh database's URL: SQLite's a file in `directory`, PostgreSQL's a scratch
+    database, dropped afterwards."""
+    if database == "sqlite":
+        yield f"sqlite:///{directory / 'bench.db'}"
+        return
+    with scratch.PostgresServer(scratch.admin_url(None)).scratch("server_instructions") as url:
+        yield url
+
+
 def _stop(process: "subprocess.Popen[bytes]") -> None:
     """SIGTERM, so that callgrind writes its count; killed if it has not exited in time, so
     that a failed count leaves no server behind."""
@@ -186,9 +215,14 @@ def _load(
     return asyncio.run(_drive(base_url, tokens, step, units))
 
 
-def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> dict[str, Any]:
-    """Instructions per unit of each server named, and each one's ratio to the do-nothing
-    request (always counted: every ratio is to it)."""
+def measure(
+    small: int, large: int, names: Sequence[str] = ("hot_path",), *, database: str = "sqlite"
+) -> dict[str, Any]:
+    """Instructions per unit of each server named, on `database`, and each one's ratio to
+    the do-nothing request (always counted: every ratio is to it)."""
+    unserved = [name for name in names if database not in _VARIANTS[name].databases]
+    if unserved:
+        raise ValueError(f"not served on {database}: {', '.join(unserved)}")
     results: dict[str, Any] = {}
     for name in dict.fromkeys([*names, "noop"]):
         server = _VARIANTS[name]
@@ -199,6 +233,7 @@ def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> 
                 units,
                 arguments=server.arguments,
                 dropped_indexes=server.dropped_indexes,
+                database=database,
             )
             for units in (small, large)
         ]
@@ -212,7 +247,7 @@ def measure(small: int, large: int, names: Sequence[str] = tuple(_VARIANTS)) -> 
     }
     if "hot_path" in per and "framework" in per:
         ratios["hot_path_vs_framework"] = round(per["hot_path"] / per["framework"], 3)
-    return {"clients": CLIENTS, "servers": results, **ratios}
+    return {"database": database, "clients": CLIENTS, "servers": results, **ratios}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -225,11 +260,22 @@ def main(argv: list[str] | None = None) -> None:
         "--servers",
         nargs="+",
         choices=list(_VARIANTS),
-        default=list(_VARIANTS),
-        help="the servers to count (the do-nothing request always is)",
+        help="the servers to count (the do-nothing request always is); by default every one "
+        "the database serves",
+    )
+    parser.add_argument(
+        "--postgres", action="store_true", help="on a scratch PostgreSQL database (see above)"
     )
     options = parser.parse_args(argv)
-    json.dump(measure(options.small, options.large, options.servers), sys.stdout, indent=2)
+    database = "postgresql" if options.postgres else "sqlite"
+    names = options.servers or [
+        name for name, server in _VARIANTS.items() if database in server.databases
+    ]
+    try:
+        measured = measure(options.small, options.large, names, database=database)
+    except ValueError as refused:
+        parser.error(str(refused))
+    json.dump(measured, sys.stdout, indent=2)
     sys.stdout.write("\n")
 
 

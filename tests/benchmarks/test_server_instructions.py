@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from benchmarks.server_instructions import count
+from benchmarks.server_instructions import count, measure
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
@@ -17,5 +17,18 @@ def test_a_server_is_counted_until_its_units_have_settled() -> None:
 
 
 def test_indexes_are_dropped_only_from_a_database_a_prototype_is_given() -> None:
-    with pytest.raises(ValueError, match="only from a database a prototype is given"):
+    with pytest.raises(ValueError, match="only from a SQLite database a prototype is given"):
         count("hands", {}, 1, dropped_indexes=("ix_hands_table_id",))
+
+
+def test_indexes_are_dropped_only_from_a_sqlite_database() -> None:
+    with pytest.raises(ValueError, match="only from a SQLite database"):
+        count("bare", {}, 1, dropped_indexes=("ix_hands_table_id",), database="postgresql")
+
+
+@pytest.mark.parametrize(
+    ("name", "database"), [("exchanged", "sqlite"), ("unindexed", "postgresql")]
+)
+def test_a_server_is_counted_only_on_a_database_it_serves(name: str, database: str) -> None:
+    with pytest.raises(ValueError, match=f"not served on {database}: {name}"):
+        measure(1, 2, (name,), database=database)
