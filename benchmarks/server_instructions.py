@@ -42,7 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -51,6 +51,7 @@ from benchmarks.instructions import callgrind_command, per_unit
 from benchmarks.plan import QUICK
 
 CLIENTS = 8
+Database = Literal["sqlite", "postgresql"]
 READY_SECONDS = 600.0  # a server starting under valgrind takes a minute or two here
 _COLLECTED = re.compile(rb"Collected : (\d+)")
 
@@ -65,7 +66,7 @@ class _Counted:
     env: Mapping[str, str] = field(default_factory=dict)
     arguments: tuple[str, ...] = ()
     dropped_indexes: tuple[str, ...] = ()
-    databases: tuple[str, ...] = ("sqlite", "postgresql")
+    databases: tuple[Database, ...] = ("sqlite", "postgresql")
 
 
 _VARIANTS = {
@@ -134,7 +135,7 @@ def count(
     *,
     arguments: Sequence[str] = (),
     dropped_indexes: Sequence[str] = (),
-    database: str = "sqlite",
+    database: Database = "sqlite",
 ) -> tuple[int, int]:
     """(units settled, instructions) of one server run under callgrind, started with
     `arguments`, on a fresh database of kind `database`; for a prototype, `dropped_indexes`
@@ -182,7 +183,7 @@ def count(
 
 
 @contextmanager
-def _fresh(database: str, directory: Path) -> Iterator[str]:
+def _fresh(database: Database, directory: Path) -> Iterator[str]:
     """A fresh database's URL: SQLite's a file in `directory`, PostgreSQL's a scratch
     database, dropped afterwards."""
     if database == "sqlite":
@@ -216,11 +217,12 @@ def _load(
 
 
 def measure(
-    small: int, large: int, names: Sequence[str] = ("hot_path",), *, database: str = "sqlite"
+    small: int, large: int, names: Sequence[str] = ("hot_path",), *, database: Database = "sqlite"
 ) -> dict[str, Any]:
-    """Instructions per unit of each server named, on `database`, and each one's ratio to
-    the do-nothing request (always counted: every ratio is to it)."""
-    unserved = [name for name in names if database not in _VARIANTS[name].databases]
+    """Instructions per unit of each server named (the hot path's alone by default), on
+    `database`, and each one's ratio to the do-nothing request (always counted: every ratio
+    is to it)."""
+    unserved = unserved_on(database, names)
     if unserved:
         raise ValueError(f"not served on {database}: {', '.join(unserved)}")
     results: dict[str, Any] = {}
@@ -250,6 +252,11 @@ def measure(
     return {"database": database, "clients": CLIENTS, "servers": results, **ratios}
 
 
+def unserved_on(database: Database, names: Sequence[str]) -> list[str]:
+    """The servers named that do not serve `database`."""
+    return [name for name in names if database not in _VARIANTS[name].databases]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.server_instructions", description=__doc__
@@ -267,14 +274,13 @@ def main(argv: list[str] | None = None) -> None:
         "--postgres", action="store_true", help="on a scratch PostgreSQL database (see above)"
     )
     options = parser.parse_args(argv)
-    database = "postgresql" if options.postgres else "sqlite"
+    database: Database = "postgresql" if options.postgres else "sqlite"
     names = options.servers or [
         name for name, server in _VARIANTS.items() if database in server.databases
     ]
-    try:
-        measured = measure(options.small, options.large, names, database=database)
-    except ValueError as refused:
-        parser.error(str(refused))
+    if unserved := unserved_on(database, names):
+        parser.error(f"not served on {database}: {', '.join(unserved)}")
+    measured = measure(options.small, options.large, names, database=database)
     json.dump(measured, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

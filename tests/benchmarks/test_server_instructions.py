@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from benchmarks.server_instructions import count, measure
+from benchmarks.server_instructions import Database, count, main, measure
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
@@ -29,6 +29,15 @@ def test_indexes_are_dropped_only_from_a_sqlite_database() -> None:
 @pytest.mark.parametrize(
     ("name", "database"), [("exchanged", "sqlite"), ("unindexed", "postgresql")]
 )
-def test_a_server_is_counted_only_on_a_database_it_serves(name: str, database: str) -> None:
+def test_a_server_is_counted_only_on_a_database_it_serves(name: str, database: Database) -> None:
     with pytest.raises(ValueError, match=f"not served on {database}: {name}"):
         measure(1, 2, (name,), database=database)
+
+
+def test_the_command_refuses_a_server_the_database_does_not_serve_before_counting(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--postgres", "--servers", "grouped"])
+    assert stopped.value.code == 2
+    assert "not served on postgresql: grouped" in capsys.readouterr().err
