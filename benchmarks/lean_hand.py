@@ -137,7 +137,7 @@ class LeanHands:
             raise Refusal(404)
         self._rules[table_id] = rules
         accounts = HandAccounts.of(player_id, rules.currency)
-        found = store.opening(driver, player_id, table_id, accounts.wallet.code)
+        found = store.opening(driver, player_id, table_id, accounts)
         if found.unfinished_hand is not None or not found.table_open:
             raise Refusal(409)
         rules.check_wager(bet, tie_bet)

@@ -131,6 +131,21 @@ def read_balance(driver: Driver, code: str) -> int:
     return 0 if row is None else int(row[0])
 
 
+@dataclass(frozen=True, slots=True)
+class LockedChain:
+    """What a caller read while it took a posting's locks itself, ahead of its writes
+    (PostgreSQL, in a statement of its own: migration `0014_opening_locks_the_chain`):
+    the balances of the accounts the batch may move, by code, each row locked; the chain's
+    head, locked after them; and transaction ids drawn from their sequence once it was.
+
+    With them the batch needs no answer from the database: its limits are decided here, and
+    its writes wait for the COMMIT, a round trip fewer."""
+
+    balances: Mapping[str, int]
+    head: Link
+    ids: Sequence[int]
+
+
 def post_new(
     driver: Driver,
     requests: Sequence[TransactionRequest],
@@ -138,12 +153,14 @@ def post_new(
     *,
     chain: int,
     posted_at: datetime,
+    locked: LockedChain | None = None,
 ) -> list[int]:
     """Post the batch as the next links of `chain`; the new transactions' ids, in order.
 
     `accounts` must hold the row of every account the batch moves. A limit the batch would
     break raises LimitExceeded with every balance as it was; a caller that checked its
-    balances first never sees it.
+    balances first never sees it. `locked`, on PostgreSQL, is the chain's locks already
+    held, with as many ids drawn as the batch has transactions, or more.
     """
     if not is_chain(chain):
         raise InvalidTransaction(f"there is no chain {chain!r}")
@@ -157,7 +174,11 @@ def post_new(
     pendings = [Pending.of_request(request) for request in requests]
     check_currencies(pendings, accounts)
     moves = balance_moves(pendings, accounts)
-    if driver.is_postgresql:
+    if locked is not None and driver.is_postgresql:
+        if locked.head.chain != chain:
+            raise InvalidTransaction(f"the head locked is chain {locked.head.chain}'s")
+        ids, links = _append_locked(driver, locked, moves, pendings, accounts, posted_at)
+    elif driver.is_postgresql:
         ids, links = _append_in_two_statements(driver, chain, moves, pendings, accounts, posted_at)
     else:
         _move_balances(driver, moves)
@@ -205,6 +226,42 @@ def _append_in_two_statements(
     written = statements.insert_transactions_and_entries(len(links), _entry_count(links))
     driver.execute(written, parameters)
     return ids, links
+
+
+def _append_locked(
+    driver: Driver,
+    locked: LockedChain,
+    moves: Sequence[BalanceMove],
+    pendings: Sequence[Pending],
+    accounts: Mapping[str, AccountRow],
+    posted_at: datetime,
+) -> tuple[list[int], list[Linked]]:
+    """PostgreSQL, with the locks held (`LockedChain`): every limit decided from the balances
+    read under them, refused as `_refuse` would refuse it, before anything is written; then
+    the balances, the transactions and their entries as one write that waits for the next
+    statement sent."""
+    for move in moves:
+        _refuse_unless_allowed(move, locked.balances[move.code], accounts[move.code])
+    links = link(pendings, accounts, posted_at, locked.head)
+    if len(locked.ids) < len(links):
+        raise InvalidTransaction("fewer transaction ids were drawn than the batch posts")
+    ids = sorted(locked.ids)[: len(links)]
+    prefix = statements.LOCKED_MOVE_PREFIX
+    parameters = {prefix + name: value for name, value in _move_parameters(moves).items()}
+    parameters["moves"] = len(moves)
+    parameters |= _transaction_parameters(driver, locked.head.chain, links, posted_at)
+    parameters |= _numbered("id", ids)
+    parameters |= _entry_parameters(ids, links, accounts)
+    driver.execute(statements.write_locked(len(moves), len(links), _entry_count(links)), parameters)
+    return ids, links
+
+
+def _refuse_unless_allowed(move: BalanceMove, balance: int, account: AccountRow) -> None:
+    """The balances' UPDATE's own conditions, on a balance read under its row's lock."""
+    if not move.floor <= balance <= move.ceiling:
+        raise AmountTooLarge(move.code)
+    if account.min_balance is not None and balance + move.lowest < account.min_balance:
+        raise LimitExceeded(move.code)
 
 
 def _transaction_parameters(

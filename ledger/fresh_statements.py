@@ -2,7 +2,9 @@
 (a hand's batches come in a few shapes), so that each text is built once and psycopg
 prepares it once. SQLite runs the balances' UPDATE, the head's lock, the transactions' and
 the entries' INSERTs one by one; PostgreSQL the first two as one statement, the last two as
-another (`move_balances_locking_head`, `insert_transactions_and_entries`)."""
+another (`move_balances_locking_head`, `insert_transactions_and_entries`), or, where the
+caller holds the locks already (`ledger.fresh.LockedChain`), all three as one
+(`write_locked`)."""
 
 from functools import cache
 
@@ -32,16 +34,18 @@ def move_balances(count: int) -> Sql:
     return Sql.of(_move_balances_text(count))
 
 
-def _move_balances_text(count: int) -> str:
-    delta = " ".join(f"WHEN :id_{i} THEN :delta_{i}" for i in range(count))
-    lowest = " ".join(f"WHEN :id_{i} THEN :lowest_{i}" for i in range(count))
-    ceiling = " ".join(f"WHEN :id_{i} THEN :ceiling_{i}" for i in range(count))
-    floor = " ".join(f"WHEN :id_{i} THEN :floor_{i}" for i in range(count))
+def _move_balances_text(count: int, prefix: str = "") -> str:
+    """The balances' UPDATE, its parameters named `<prefix>id_0`... (`MOVE_PARAMETERS`)."""
+    ids = [f":{prefix}id_{i}" for i in range(count)]
+    delta = " ".join(f"WHEN {ids[i]} THEN :{prefix}delta_{i}" for i in range(count))
+    lowest = " ".join(f"WHEN {ids[i]} THEN :{prefix}lowest_{i}" for i in range(count))
+    ceiling = " ".join(f"WHEN {ids[i]} THEN :{prefix}ceiling_{i}" for i in range(count))
+    floor = " ".join(f"WHEN {ids[i]} THEN :{prefix}floor_{i}" for i in range(count))
     # The 64-bit bounds compare the balance before the move with bounds computed in Python,
     # so that no sum in SQL can overflow (PostgreSQL would raise, SQLite turn it to a float).
     return (
         f"UPDATE ledger_accounts SET balance = balance + CASE id {delta} END "
-        f"WHERE id IN ({_placeholders('id', count)}) "
+        f"WHERE id IN ({', '.join(ids)}) "
         f"AND balance <= CASE id {ceiling} END AND balance >= CASE id {floor} END "
         f"AND (min_balance IS NULL OR balance + CASE id {lowest} END >= min_balance) "
         "RETURNING id"
@@ -67,6 +71,8 @@ TRANSACTION_PARAMETERS = (
 )  # fmt: skip
 ENTRY_PARAMETERS = ("transaction", "account", "currency", "amount")
 MOVE_PARAMETERS = ("id", "delta", "lowest", "ceiling", "floor")
+LOCKED_MOVE_PREFIX = "move_"
+"""`write_locked`'s moves' parameters: `move_id_0`..., apart from its transactions' `id_0`."""
 
 
 @cache
@@ -140,4 +146,22 @@ def insert_transactions_and_entries(transactions: int, entries: int) -> Sql:
         f"WITH posted AS (INSERT INTO ledger_transactions (id, {_TRANSACTION_COLUMNS}) "
         f"VALUES {_transaction_rows(transactions, with_id=True)}) "
         f"{_INSERT_ENTRIES} VALUES {_entry_rows(entries)}"
+    )
+
+
+@cache
+def write_locked(moves: int, transactions: int, entries: int) -> Sql:
+    """PostgreSQL's, for a caller that holds the accounts' and the head's locks and has
+    checked every limit against the balances it read under them: the balances moved, the
+    transactions, ids given, and their entries, in one statement whose answer nobody needs.
+    The UPDATE keeps its limits all the same, and the statement fails (a division by zero)
+    unless every balance moved: a limit the caller missed fails the transaction instead of
+    posting past it. The moves' parameters are named apart from the transactions' ids
+    (`LOCKED_MOVE_PREFIX`)."""
+    return Sql.of(
+        f"WITH moved AS ({_move_balances_text(moves, LOCKED_MOVE_PREFIX)}), "
+        f"posted AS (INSERT INTO ledger_transactions (id, {_TRANSACTION_COLUMNS}) "
+        f"VALUES {_transaction_rows(transactions, with_id=True)}), "
+        f"entered AS ({_INSERT_ENTRIES} VALUES {_entry_rows(entries)}) "
+        "SELECT 1 / CAST((SELECT count(*) FROM moved) = :moves AS integer)"
     )

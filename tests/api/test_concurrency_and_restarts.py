@@ -13,6 +13,7 @@ from sqlalchemy import text
 from api.db.database import Database
 from api.domain.tokens.service import Role
 from api.http.idempotency import IN_FLIGHT
+from ledger.chains import chain_for
 from ledger.verify import verify_ledger
 from tests.api.conftest import LiveServer, new_key
 
@@ -146,6 +147,42 @@ def _play_until(server: LiveServer, token: str, table_id: int, stop: threading.E
 
 def _still_running(answer: httpx.Response) -> bool:
     return answer.status_code == 409 and answer.json().get("code") == IN_FLIGHT
+
+
+def test_players_on_one_chain_racing_hands_and_wars_keep_its_links_whole(
+    live_server: LiveServer,
+) -> None:
+    """Players whose money moves on one ledger chain share its house account and its head:
+    a hand takes both with its opening read (PostgreSQL), a war's raise and settlement as
+    they post, always the accounts before the head. Racing, neither waits on the other in
+    the opposite order, and every hand and war is answered."""
+    operator = live_server.token(Role.OPERATOR)
+    players = _players_on_one_chain(live_server, operator, count=3)
+    table_id = _get(live_server, players[0][1], "/v1/tables")["items"][0]["id"]
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=len(players)) as pool:
+        played = [
+            pool.submit(_play_until, live_server, token, table_id, stop) for _, token in players
+        ]
+        try:
+            time.sleep(3)
+        finally:
+            stop.set()
+        keys = set().union(*(future.result() for future in played))
+    assert len(keys) > 3 * len(players)  # they raced, not took turns
+    _ledger_is_sound(live_server)
+
+
+def _players_on_one_chain(server: LiveServer, operator: str, count: int) -> list[tuple[int, str]]:
+    """Funded players, made until `count` of them post on one chain (`chain_for`)."""
+    by_chain: dict[int, list[tuple[int, str]]] = {}
+    for _ in range(20 * count):
+        player = _funded_player(server, operator, 1_000_000)
+        sharing = by_chain.setdefault(chain_for(str(player[0])), [])
+        sharing.append(player)
+        if len(sharing) == count:
+            return sharing
+    raise AssertionError(f"no {count} players on one chain")
 
 
 def test_a_worker_killed_under_load_loses_and_doubles_nothing(live_server: LiveServer) -> None:

@@ -239,8 +239,10 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
     client: TestClient[Litestar], operator: Caller
 ) -> None:
     """The whole request: the key (on PostgreSQL its advisory lock, the player's row lock,
-    the key's record and the hand's opening read, in one statement), the hand's statements,
-    the key's record written (on PostgreSQL a CTE of the head's move, `Driver.alongside`)."""
+    the key's record and the hand's opening read with the ledger's locks, in one statement),
+    the hand's statements (on PostgreSQL its row, its nonce, the balances and the postings
+    in one, the head's move in another), the key's record written (on PostgreSQL a CTE of
+    the head's move, `Driver.alongside`)."""
     sent = _noted_for_a_settled_hand_over_http(client, operator, count_driver_statements)
     statements = [" ".join(s.split()) for s in _statements_of(sent)]
     first = statements[0]
@@ -248,21 +250,22 @@ def test_a_hand_placed_over_http_locks_the_key_and_the_player_in_one_round_trip_
     if database.is_postgresql:
         assert "pg_try_advisory_xact_lock" in first and "FROM players" in first
         assert "idempotency_record_after_lock" in first
-        assert "hand_opening_after_lock" in first
+        assert "hand_opening_locking_chain" in first
     else:
         assert first.startswith("SELECT request_hash")
-    assert len(statements) == (4 if database.is_postgresql else 11), statements
+    assert len(statements) == (3 if database.is_postgresql else 11), statements
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_a_hand_placed_over_http_waits_on_postgresql_three_times_its_begin_included(
+def test_a_hand_placed_over_http_waits_on_postgresql_twice_its_begin_included(
     client: TestClient[Litestar], operator: Caller
 ) -> None:
-    """The BEGIN, the key's and the player's locks with the key's record and the opening
-    read; the hand with the balances and the chain's head; the postings, the head moved on
-    with the key's record beside it, and the COMMIT."""
+    """The BEGIN, the key's and the player's locks with the key's record, the opening read
+    and the ledger's locks (the hand's accounts, its chain's head, the ids drawn); then the
+    hand, the balances and the postings, the head moved on with the key's record beside it,
+    and the COMMIT."""
     waits = _noted_for_a_settled_hand_over_http(client, operator, _count_round_trips)
-    assert len([w for w in waits if not _PING.match(w)]) == 3, waits
+    assert len([w for w in waits if not _PING.match(w)]) == 2, waits
 
 
 def _noted_for_a_settled_hand_over_http(

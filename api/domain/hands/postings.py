@@ -17,7 +17,7 @@ from casino.hand import Hand
 from ledger import chart
 from ledger.chains import chain_for
 from ledger.driver import Driver
-from ledger.fresh import AccountRow, post_new
+from ledger.fresh import AccountRow, LockedChain, post_new
 from ledger.model import AccountSpec, TransactionRequest, Transfer
 
 Movement = tuple[AccountSpec, AccountSpec, int]  # debit, credit, amount
@@ -126,8 +126,10 @@ def post(
     steps: Sequence[TransactionRequest],
     *,
     posted_at: datetime,
+    locked: LockedChain | None = None,
 ) -> None:
     """Post the steps of one request (stake and settlement, or raise and settlement) as one
     batch on the player's chain: each its own ledger transaction, sharing the statements.
-    A hand's keys are new by construction (its id is), so nothing is looked up to replay."""
-    post_new(driver, steps, rows, chain=accounts.chain, posted_at=posted_at)
+    A hand's keys are new by construction (its id is), so nothing is looked up to replay.
+    `locked`: the chain's locks, where the hand's opening read took them."""
+    post_new(driver, steps, rows, chain=accounts.chain, posted_at=posted_at, locked=locked)

@@ -110,7 +110,7 @@ def open_hand(
     known = memo(session)
     protected = lock_player_on(driver, player_id)
     rules, accounts = _table_and_accounts(driver, known, player_id, table_id)
-    found = store.opening(driver, player_id, table_id, _wallet_code(accounts))
+    found = store.opening(driver, player_id, table_id, accounts)
     refuse_unfinished(found.unfinished_hand)
     if rules is None or accounts is None or found.table_open is None:
         raise NotFound("table")
@@ -138,7 +138,7 @@ def opening_after_lock(session: Session, player_id: int, table_id: int) -> ReadA
     after."""
     driver = driver_of(session)
     _, accounts = _table_and_accounts(driver, memo(session), player_id, table_id)
-    return store.opening_after_lock(driver, player_id, table_id, _wallet_code(accounts))
+    return store.opening_after_lock(driver, player_id, table_id, accounts)
 
 
 def _table_and_accounts(
@@ -148,11 +148,6 @@ def _table_and_accounts(
     not exist."""
     rules = _table_rules(driver, known, table_id)
     return rules, HandAccounts.of(player_id, rules.currency) if rules is not None else None
-
-
-def _wallet_code(accounts: HandAccounts | None) -> str:
-    """The wallet the hand is read against: none (`""`) for a table that does not exist."""
-    return accounts.wallet.code if accounts is not None else ""
 
 
 def write_new_hand(
@@ -174,7 +169,7 @@ def write_new_hand(
     steps = [postings.stake(ref, hand, accounts)]
     if hand.status is HandStatus.SETTLED:
         steps.append(postings.settlement(ref, hand, accounts))
-    postings.post(driver, accounts, rows, steps, posted_at=created_at)
+    postings.post(driver, accounts, rows, steps, posted_at=created_at, locked=found.locked)
     return hand_id, record
 
 

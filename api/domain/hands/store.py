@@ -15,10 +15,13 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, cast
 
+from api.domain.hands.postings import HandAccounts
 from api.domain.players.turn import UNFINISHED_HAND, ReadAfterLock, take_read
 from api.errors import NotFound
 from casino.rules import TableRules
+from ledger.batch import Link
 from ledger.driver import Driver, Sql
+from ledger.fresh import LockedChain
 
 # SQLite reads it in a statement of its own; PostgreSQL by a function of the schema
 # (migration `0011_opening_reads_after_lock`), which draws the new hand's id too, so that the
@@ -27,6 +30,13 @@ from ledger.driver import Driver, Sql
 # rolled back always was. Placing a hand runs that function in the statement that locks
 # the player's row (`opening_after_lock`), a statement fewer again.
 _OPENING_CALL = "hand_opening_after_lock(:player_id, :table_id, :wallet)"
+# In the lock's statement the read takes the ledger's locks too, for a hand that can be
+# dealt (migration `0014_opening_locks_the_chain`): its accounts, its chain's head, and
+# an id for each transaction a placed hand posts, its stake and its settlement.
+_OPENING_LOCKING_CALL = (
+    "hand_opening_locking_chain(:player_id, :table_id, :wallet, :held, :house, :chain, :ids)"
+)
+_IDS_A_PLACED_HAND_POSTS = 2
 OPENING = Sql.each(
     f"""
     SELECT sp.id, sp.server_seed, sp.server_seed_hash, sp.client_seed, sp.next_nonce,
@@ -100,16 +110,31 @@ class Opening:
     wallet_balance: int
     drawn_hand_id: int | None
     """PostgreSQL: the id the hand will have; None on SQLite, whose insert gives it."""
+    locked: LockedChain | None = None
+    """PostgreSQL, read in the lock's statement, for a hand that can be dealt: the ledger's
+    locks, taken, so that its postings need no answer (`ledger.fresh.LockedChain`)."""
 
 
 def opening_after_lock(
-    driver: Driver, player_id: int, table_id: int, wallet: str
+    driver: Driver, player_id: int, table_id: int, accounts: HandAccounts | None
 ) -> ReadAfterLock | None:
-    """PostgreSQL: `opening`'s read, to run in the statement that locks the player's row."""
+    """PostgreSQL: `opening`'s read, to run in the statement that locks the player's row,
+    with the ledger's locks of a hand that can be dealt (none for a table that does not
+    exist, whose accounts are unknown: `accounts` None)."""
     if not driver.is_postgresql:
         return None
-    key = _opening_read(player_id, table_id, wallet)
-    return ReadAfterLock(key, _OPENING_CALL, {"table_id": table_id, "wallet": wallet})
+    key = _opening_read(player_id, table_id, _wallet_code(accounts))
+    if accounts is None:
+        return ReadAfterLock(key, _OPENING_CALL, {"table_id": table_id, "wallet": ""})
+    parameters = {
+        "table_id": table_id,
+        "wallet": accounts.wallet.code,
+        "held": accounts.held.code,
+        "house": accounts.house.code,
+        "chain": accounts.chain,
+        "ids": _IDS_A_PLACED_HAND_POSTS,
+    }
+    return ReadAfterLock(key, _OPENING_LOCKING_CALL, parameters)
 
 
 def _opening_read(player_id: int, table_id: int, wallet: str) -> tuple[str, int, int, str]:
@@ -117,15 +142,24 @@ def _opening_read(player_id: int, table_id: int, wallet: str) -> tuple[str, int,
     return ("api.domain.hands.store.opening", player_id, table_id, wallet)
 
 
-def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Opening:
+def _wallet_code(accounts: HandAccounts | None) -> str:
+    """The wallet the hand is read against: none (`""`) for a table that does not exist."""
+    return accounts.wallet.code if accounts is not None else ""
+
+
+def opening(
+    driver: Driver, player_id: int, table_id: int, accounts: HandAccounts | None
+) -> Opening:
     """The player's active seed pair, unfinished hand, the table's state and the wallet:
-    as the statement that locked the player's row read them, else read now."""
+    as the statement that locked the player's row read them (with the ledger's locks, where
+    it took them), else read now."""
+    wallet = _wallet_code(accounts)
     was_read, answer = take_read(driver, _opening_read(player_id, table_id, wallet))
     read = _from_json(answer) if was_read else _read_opening(driver, player_id, table_id, wallet)
     if read is None:  # every player has an active pair from creation on
         raise NotFound("seed pair")
     (pair_id, server_seed, seed_hash, client_seed, nonce) = read[:5]
-    (unfinished, table_open, wallet_balance, drawn_hand_id) = read[5:]
+    (unfinished, table_open, wallet_balance, drawn_hand_id) = read[5:9]
     return Opening(
         pair_id,
         server_seed,
@@ -136,6 +170,19 @@ def opening(driver: Driver, player_id: int, table_id: int, wallet: str) -> Openi
         None if table_open is None else bool(table_open),
         int(wallet_balance or 0),
         drawn_hand_id,
+        _locked(read[9:], accounts),
+    )
+
+
+def _locked(read: Sequence[Any], accounts: HandAccounts | None) -> LockedChain | None:
+    """The ledger's locks as `hand_opening_locking_chain` took them, if it did."""
+    if not read or accounts is None:
+        return None
+    balances, head_seq, head_hash, ids = read
+    return LockedChain(
+        {code: int(balance) for code, balance in balances.items()},
+        Link(accounts.chain, int(head_seq), head_hash),
+        [int(drawn) for drawn in ids],
     )
 
 
