@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from sqlalchemy.orm import Session
 
@@ -134,7 +134,7 @@ def read_balance(driver: Driver, code: str) -> int:
 @dataclass(frozen=True, slots=True)
 class LockedChain:
     """What a caller read while it took a posting's locks itself, ahead of its writes
-    (PostgreSQL, in a statement of its own: migration `0014_opening_locks_the_chain`):
+    (PostgreSQL, by `ledger_posting_locks`, of migration `0014_opening_locks_the_chain`):
     the balances of the accounts the batch may move, by code, each row locked; the chain's
     head, locked after them; and transaction ids drawn from their sequence once it was.
 
@@ -144,6 +144,19 @@ class LockedChain:
     balances: Mapping[str, int]
     head: Link
     ids: Sequence[int]
+
+    @classmethod
+    def read(cls, answer: Sequence[Any] | None, chain: int) -> LockedChain | None:
+        """`ledger_posting_locks`'s answer, decoded from its JSON: None where it took no
+        lock (an account not open yet)."""
+        if answer is None:
+            return None
+        balances, head_seq, head_hash, ids = answer
+        return cls(
+            {code: int(balance) for code, balance in balances.items()},
+            Link(chain, int(head_seq), head_hash),
+            [int(drawn) for drawn in ids],
+        )
 
 
 def post_new(

@@ -1,22 +1,22 @@
-"""PostgreSQL: a hand's opening read also takes its ledger locks, so that a hand waits twice.
+"""PostgreSQL: a command's opening read also takes its posting's locks, so that it waits twice.
 
-A hand placed on PostgreSQL waited three times: the statement that locks the key and the
-player and reads what the hand deals from (`0011_opening_reads_after_lock`); the balances
-moved, the chain's head locked and the new transactions' ids drawn, whose answer the hand's
-links need; then the postings, the head's move and the COMMIT. `hand_opening_locking_chain`
-takes the middle wait's locks in the first: once `hand_opening_after_lock` has read the
-opening, it locks the hand's three accounts (the player's wallet and held money, the
-chain's house), in id order as the balances' UPDATE would, reads their balances, then locks
-the chain's head and draws the ids. The ledger's lock order, accounts then head, is kept,
-and the caller decides every limit from balances that no one else can move before its
-COMMIT (`ledger.fresh.LockedChain`), so the writes need no answer and go with the COMMIT.
+A hand placed on PostgreSQL waited three times, a deposit or a withdrawal too: the
+statement that locks the key and the player and reads what the command checks
+(`0011_opening_reads_after_lock`); the balances moved, the chain's head locked and the new
+transactions' ids drawn, whose answer the links need; then the postings, the head's move
+and the COMMIT. `ledger_posting_locks` takes the middle wait's locks earlier, in the first
+statement: the posting's accounts, in id order as the balances' UPDATE takes them, their
+balances read, then the chain's head, then the ids. The ledger's lock order, accounts then
+head, is kept, and the caller decides every limit from balances no one else can move
+before its COMMIT (`ledger.fresh.LockedChain`), so its writes need no answer and go with
+the COMMIT. Where an account is not open yet (a player's first hand or deposit), it takes
+no lock and answers NULL: the command opens the account and locks as it posts, as before.
 
-The locks are taken only for a hand that can be dealt: a player with an active pair and no
-hand awaiting a decision, at an open table, whose accounts are all open. Otherwise the
-answer is `hand_opening_after_lock`'s alone, and the hand is refused, or takes the path
-that opens accounts and locks as it posts. The answer is that function's JSON array, then,
-where the locks were taken, the balances by account code, the head's seq and hash, and the
-ids drawn.
+A deposit's or a withdrawal's lock statement calls it directly, its answer holding the
+wallet's balance, in place of `account_balance_after_lock`, which goes.
+`hand_opening_locking_chain` calls it once `hand_opening_after_lock` has read the opening,
+and only for a hand that can be dealt (no hand awaiting a decision, an open table): its
+answer is that function's JSON array with the locks' answer, or NULL, after it.
 
 Revision ID: 0014_opening_locks_the_chain
 Revises: 0013_drop_chain_hash_unique
@@ -35,55 +35,84 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(
-            """
-            CREATE FUNCTION hand_opening_locking_chain(
-                opening_player bigint, opening_table bigint, opening_wallet varchar,
-                opening_held varchar, opening_house varchar, opening_chain bigint,
-                drawn_ids bigint
-            ) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
-            DECLARE
-                opening jsonb := CAST(
-                    hand_opening_after_lock(opening_player, opening_table, opening_wallet)
-                    AS jsonb
-                );
-                balances jsonb;
-                head record;
-            BEGIN
-                IF opening IS NULL OR opening -> 5 <> 'null' OR opening -> 6 <> 'true' THEN
-                    RETURN CAST(opening AS text);
-                END IF;
-                SELECT jsonb_object_agg(code, balance) INTO balances FROM (
-                    SELECT code, balance FROM ledger_accounts
-                    WHERE code IN (opening_wallet, opening_held, opening_house)
-                    ORDER BY id FOR UPDATE
-                ) AS locked;
-                IF balances IS NULL OR NOT (
-                    balances ? opening_wallet AND balances ? opening_held
-                    AND balances ? opening_house
-                ) THEN
-                    RETURN CAST(opening AS text);
-                END IF;
-                SELECT seq, hash INTO head FROM ledger_chain_head
-                WHERE id = opening_chain FOR UPDATE;
-                RETURN CAST(
-                    opening || jsonb_build_array(
-                        balances, head.seq, head.hash,
-                        ARRAY(
-                            SELECT nextval('ledger_transactions_id_seq')
-                            FROM generate_series(1, drawn_ids)
-                        )
-                    ) AS text
-                );
-            END
-            $$
-            """
-        )
+        op.execute(_POSTING_LOCKS)
+        op.execute(_HAND_OPENING_LOCKING_CHAIN)
+        op.execute("DROP FUNCTION account_balance_after_lock(varchar)")
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
+        op.execute(_ACCOUNT_BALANCE_AFTER_LOCK)
         op.execute(
             "DROP FUNCTION hand_opening_locking_chain("
             "bigint, bigint, varchar, varchar, varchar, bigint, bigint)"
         )
+        op.execute("DROP FUNCTION ledger_posting_locks(bigint, bigint, varchar[])")
+
+
+_ACCOUNT_BALANCE_AFTER_LOCK = """
+CREATE FUNCTION account_balance_after_lock(account_code varchar)
+RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    RETURN (SELECT balance FROM ledger_accounts WHERE code = account_code);
+END
+$$
+"""
+"""Migration 0011's read of a cash movement's wallet, which `ledger_posting_locks` replaces."""
+
+
+_POSTING_LOCKS = """
+CREATE FUNCTION ledger_posting_locks(
+    posting_chain bigint, drawn_ids bigint, VARIADIC posting_accounts varchar[]
+) RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    balances jsonb;
+    head record;
+BEGIN
+    SELECT jsonb_object_agg(code, balance) INTO balances FROM (
+        SELECT code, balance FROM ledger_accounts WHERE code = ANY(posting_accounts)
+        ORDER BY id FOR UPDATE
+    ) AS locked;
+    IF balances IS NULL OR (
+        SELECT count(*) FROM jsonb_object_keys(balances)
+    ) < cardinality(posting_accounts) THEN
+        RETURN NULL;
+    END IF;
+    SELECT seq, hash INTO head FROM ledger_chain_head WHERE id = posting_chain FOR UPDATE;
+    RETURN jsonb_build_array(
+        balances, head.seq, head.hash,
+        ARRAY(
+            SELECT nextval('ledger_transactions_id_seq') FROM generate_series(1, drawn_ids)
+        )
+    );
+END
+$$
+"""
+"""A posting's locks, taken ahead of it: its accounts in id order, their balances read,
+then its chain's head, then `drawn_ids` transaction ids; NULL, with no head locked and no
+id drawn, where an account is not open (`ledger.fresh.LockedChain.read`)."""
+
+_HAND_OPENING_LOCKING_CHAIN = """
+CREATE FUNCTION hand_opening_locking_chain(
+    opening_player bigint, opening_table bigint, opening_wallet varchar,
+    opening_held varchar, opening_house varchar, opening_chain bigint, drawn_ids bigint
+) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    opening jsonb := CAST(
+        hand_opening_after_lock(opening_player, opening_table, opening_wallet) AS jsonb
+    );
+    locks jsonb;
+BEGIN
+    IF opening IS NULL OR opening -> 5 <> 'null' OR opening -> 6 <> 'true' THEN
+        RETURN CAST(opening AS text);
+    END IF;
+    locks := ledger_posting_locks(
+        opening_chain, drawn_ids, opening_wallet, opening_held, opening_house
+    );
+    RETURN CAST(opening || jsonb_build_array(locks) AS text);
+END
+$$
+"""
+"""`hand_opening_after_lock`'s answer, then, for a hand that can be dealt (no hand awaiting
+a decision, an open table), the ledger's locks (`ledger_posting_locks`): NULL where one of
+its accounts is not open yet."""

@@ -296,13 +296,13 @@ def _noted_for_a_settled_hand_over_http(
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
 @pytest.mark.parametrize("move", ["deposits", "withdrawals"])
-def test_the_cashier_reads_the_wallet_in_the_statement_that_locks_its_player_on_postgresql(
+def test_the_cashier_takes_its_posting_locks_in_the_statement_that_locks_its_player_on_postgresql(
     client: TestClient[Litestar], operator: Caller, move: str
 ) -> None:
-    """A deposit's or a withdrawal's key, its player's row lock and its wallet's balance in
-    one statement (`account_balance_after_lock`), then the ledger's three: the balances with
-    the chain's head, the transaction with its entries, the head moved on with the key's
-    record."""
+    """A deposit's or a withdrawal's key, its player's row lock, and its posting's locks
+    with the wallet's balance (`ledger_posting_locks`) in one statement, then the ledger's
+    two, which wait for the COMMIT: the balances with the transaction and its entries, the
+    head moved on with the key's record."""
     database: Database = client.app.state.database
     sent: list[str] = []
     count_driver_statements(database.engine, sent.append)
@@ -313,5 +313,25 @@ def test_the_cashier_reads_the_wallet_in_the_statement_that_locks_its_player_on_
     sent.clear()
     assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
     statements = [" ".join(s.split()) for s in _statements_of(sent)]
-    assert "account_balance_after_lock" in statements[0], statements
-    assert len(statements) == 4, statements
+    assert "ledger_posting_locks" in statements[0], statements
+    assert len(statements) == 3, statements
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("move", ["deposits", "withdrawals"])
+def test_a_cash_movement_waits_on_postgresql_twice_its_begin_included(
+    client: TestClient[Litestar], operator: Caller, move: str
+) -> None:
+    """The BEGIN with the key's and the player's locks and the posting's locks; then the
+    posting, the head's move and the key's record with the COMMIT. A player's first movement
+    in a currency, whose accounts are opened as it posts, waits more, and is not counted."""
+    database: Database = client.app.state.database
+    waits: list[str] = []
+    _count_round_trips(database.engine, waits.append)
+    database.engine.dispose()  # the connections opened from now on count
+    _, player_id = new_player_over_http(operator, deposit=10_000)  # the accounts opened
+    amount = {"player_id": player_id, "amount": 100, "currency": "USD"}
+    assert operator.post("/v1/cashier/deposits", amount).status_code == 201  # their rows read
+    waits.clear()
+    assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
+    assert len([w for w in waits if not _PING.match(w)]) == 2, waits

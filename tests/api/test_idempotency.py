@@ -186,7 +186,7 @@ def test_a_players_command_in_flight_in_another_process_is_refused_at_once_and_m
     [
         LOCK_KEY,
         LOCK_KEY_AND_PLAYER,
-        lock_key_player_and_read("account_balance_after_lock(:wallet)"),
+        lock_key_player_and_read("ledger_posting_locks(:chain, 1, :wallet, :cashier)"),
     ],
     ids=["a command", "a player's command", "a player's command with its read"],
 )
@@ -232,7 +232,8 @@ _WAITING_FOR_THE_KEYS_LOCK = (
 def _record_once_locked(engine: Engine, waiting: str, lock: int) -> str | None:
     parameters = {"lock": lock, "caller": "token:1", "key": "retried", "player_id": 1}
     with engine.begin() as retry:
-        row = retry.exec_driver_sql(waiting, parameters | {"wallet": "wallet:1:USD"}).one()
+        accounts = {"chain": 1, "wallet": "wallet:1:USD", "cashier": "cashier:USD"}
+        row = retry.exec_driver_sql(waiting, parameters | accounts).one()
     record: str | None = row._mapping["record"]
     return record
 

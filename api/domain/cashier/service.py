@@ -17,7 +17,7 @@ from ledger import chart
 from ledger.chains import chain_for
 from ledger.driver import driver_of
 from ledger.errors import LimitExceeded
-from ledger.fresh import post_new, read_balance
+from ledger.fresh import LockedChain, post_new, read_balance
 from ledger.model import TransactionRequest, Transfer
 
 DEFAULT_POLICY = ProtectionPolicy()
@@ -71,8 +71,9 @@ def _move(
     chain = chain_for(str(player_id))
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
-    was_read, balance = take_read(driver, _wallet_read(wallet.code))
-    before = int(balance or 0) if was_read else read_balance(driver, wallet.code)
+    _, answer = take_read(driver, _locks_read(wallet.code))
+    locked = LockedChain.read(answer, chain)
+    before = locked.balances[wallet.code] if locked else read_balance(driver, wallet.code)
     if kind == "withdrawal" and before < amount:
         raise LimitExceeded(wallet.code)
     rows = known.accounts.opening(session, driver, (wallet, cashier))
@@ -89,27 +90,35 @@ def _move(
         # Hashed into the ledger's chain: who moved the money cannot be changed afterwards.
         metadata={} if actor_token_id is None else {"actor_token_id": actor_token_id},
     )
-    [transaction_id] = post_new(driver, [request], rows, chain=chain, posted_at=datetime.now(UTC))
+    [transaction_id] = post_new(
+        driver, [request], rows, chain=chain, posted_at=datetime.now(UTC), locked=locked
+    )
     after = before + amount if kind == "deposit" else before - amount
     return Receipt(transaction_id, player_id, amount, currency, after)
 
 
 def opening_after_lock(session: Session, player_id: int, currency: str) -> ReadAfterLock | None:
-    """PostgreSQL: a deposit's or a withdrawal's read of the wallet's balance, for the
-    statement that locks the player's row to run (`api.http.idempotency.PlayersTurn`), by
-    the function of migration `0011_opening_reads_after_lock`."""
+    """PostgreSQL: a deposit's or a withdrawal's posting locks (its wallet and its chain's
+    cashier account, their balances read, then the chain's head and the transaction's id),
+    for the statement that locks the player's row to run (`api.http.idempotency.PlayersTurn`),
+    by the function of migration `0014_opening_locks_the_chain`. A wallet or a cashier
+    account not open yet takes no lock: the balance is then read, and the posting locks, as
+    it goes."""
     if not driver_of(session).is_postgresql:
         return None
-    code = chart.wallet(str(player_id), currency).code
-    return ReadAfterLock(_wallet_read(code), _BALANCE_CALL, {"wallet": code})
+    chain = chain_for(str(player_id))
+    wallet = chart.wallet(str(player_id), currency).code
+    cashier = chart.cashier(currency, chain).code
+    parameters = {"chain": chain, "wallet": wallet, "cashier": cashier}
+    return ReadAfterLock(_locks_read(wallet), _LOCKS_CALL, parameters)
 
 
-_BALANCE_CALL = "account_balance_after_lock(:wallet)"
+_LOCKS_CALL = "ledger_posting_locks(:chain, 1, :wallet, :cashier)"
 
 
-def _wallet_read(code: str) -> tuple[str, str]:
-    """Where the unit of work notes the wallet's balance that the lock's statement read."""
-    return ("api.domain.cashier.service.wallet", code)
+def _locks_read(code: str) -> tuple[str, str]:
+    """Where the unit of work notes the posting locks that the lock's statement took."""
+    return ("api.domain.cashier.service.locks", code)
 
 
 def deposit(

@@ -19,7 +19,6 @@ from api.domain.hands.postings import HandAccounts
 from api.domain.players.turn import UNFINISHED_HAND, ReadAfterLock, take_read
 from api.errors import NotFound
 from casino.rules import TableRules
-from ledger.batch import Link
 from ledger.driver import Driver, Sql
 from ledger.fresh import LockedChain
 
@@ -170,20 +169,15 @@ def opening(
         None if table_open is None else bool(table_open),
         int(wallet_balance or 0),
         drawn_hand_id,
-        _locked(read[9:], accounts),
+        _locked(read, accounts),
     )
 
 
 def _locked(read: Sequence[Any], accounts: HandAccounts | None) -> LockedChain | None:
-    """The ledger's locks as `hand_opening_locking_chain` took them, if it did."""
-    if not read or accounts is None:
+    """The ledger's locks, where `hand_opening_locking_chain` took them after its read."""
+    if len(read) < 10 or accounts is None:
         return None
-    balances, head_seq, head_hash, ids = read
-    return LockedChain(
-        {code: int(balance) for code, balance in balances.items()},
-        Link(accounts.chain, int(head_seq), head_hash),
-        [int(drawn) for drawn in ids],
-    )
+    return LockedChain.read(read[9], accounts.chain)
 
 
 def _read_opening(
