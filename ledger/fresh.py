@@ -1,5 +1,5 @@
 """Posting a batch whose idempotency keys are new by construction, in five statements (three
-on PostgreSQL).
+on PostgreSQL, two with its locks taken ahead of it).
 
 `posting.post_all` serves every caller: it looks its accounts up, checks every key for an
 earlier posting (so that a retry replays), and moves each account's balance with its own
@@ -11,7 +11,9 @@ checked there at the lowest point the account reaches; the chain head locked; on
 of the transactions and one of their entries; the head moved on. On PostgreSQL, where a
 statement costs its sender about as much as the database's work, the balances' UPDATE, the
 head's lock and the new transactions' ids are one statement, and the transactions and
-their entries another.
+their entries another. A caller that took the locks already, in a statement of its own
+(`LockedChain`), has its limits decided here from the balances it read under them, and
+its balances, transactions and entries go as one statement that needs no answer.
 
 The guarantees are the ledger's own: every transaction balances per currency (checked
 before any write), limits hold (in the UPDATE itself), the links are those `post_all`
@@ -146,15 +148,15 @@ class LockedChain:
     ids: Sequence[int]
 
     @classmethod
-    def read(cls, answer: Sequence[Any] | None, chain: int) -> LockedChain | None:
-        """`ledger_posting_locks`'s answer, decoded from its JSON: None where it took no
-        lock (an account not open yet)."""
+    def read(cls, answer: Sequence[Any] | None) -> LockedChain | None:
+        """`ledger_posting_locks`'s answer, decoded from its JSON: None where it locked no
+        head (an account not open yet)."""
         if answer is None:
             return None
-        balances, head_seq, head_hash, ids = answer
+        chain, balances, head_seq, head_hash, ids = answer
         return cls(
             {code: int(balance) for code, balance in balances.items()},
-            Link(chain, int(head_seq), head_hash),
+            Link(int(chain), int(head_seq), head_hash),
             [int(drawn) for drawn in ids],
         )
 
@@ -253,6 +255,8 @@ def _append_locked(
     read under them, refused as `_refuse` would refuse it, before anything is written; then
     the balances, the transactions and their entries as one write that waits for the next
     statement sent."""
+    if unlocked := {move.code for move in moves} - locked.balances.keys():
+        raise InvalidTransaction(f"the batch moves accounts not locked: {sorted(unlocked)}")
     for move in moves:
         _refuse_unless_allowed(move, locked.balances[move.code], accounts[move.code])
     links = link(pendings, accounts, posted_at, locked.head)

@@ -9,14 +9,17 @@ statement: the posting's accounts, in id order as the balances' UPDATE takes the
 balances read, then the chain's head, then the ids. The ledger's lock order, accounts then
 head, is kept, and the caller decides every limit from balances no one else can move
 before its COMMIT (`ledger.fresh.LockedChain`), so its writes need no answer and go with
-the COMMIT. Where an account is not open yet (a player's first hand or deposit), it takes
-no lock and answers NULL: the command opens the account and locks as it posts, as before.
+the COMMIT. Where an account is not open yet (a player's first hand or deposit), it locks
+no head and answers NULL: the command opens the account and locks as it posts, as before.
 
 A deposit's or a withdrawal's lock statement calls it directly, its answer holding the
-wallet's balance, in place of `account_balance_after_lock`, which goes.
-`hand_opening_locking_chain` calls it once `hand_opening_after_lock` has read the opening,
-and only for a hand that can be dealt (no hand awaiting a decision, an open table): its
-answer is that function's JSON array with the locks' answer, or NULL, after it.
+wallet's balance, in place of `account_balance_after_lock` (kept, for processes of the
+release before, until a later migration drops it). `hand_opening_locking_chain` calls it
+once `hand_opening_after_lock` has read the opening, and only for a hand that can be dealt
+(no hand awaiting a decision, an open table, a wallet that covers the stake): its answer is
+that function's JSON array with the locks' answer, or NULL, after it. Neither runs for a
+protected player (`api.http.idempotency`), whose checks query the player's history and run
+before any lock another player's command could wait for.
 
 Revision ID: 0014_opening_locks_the_chain
 Revises: 0013_drop_chain_hash_unique
@@ -37,28 +40,15 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute(_POSTING_LOCKS)
         op.execute(_HAND_OPENING_LOCKING_CHAIN)
-        op.execute("DROP FUNCTION account_balance_after_lock(varchar)")
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.execute(_ACCOUNT_BALANCE_AFTER_LOCK)
         op.execute(
             "DROP FUNCTION hand_opening_locking_chain("
-            "bigint, bigint, varchar, varchar, varchar, bigint, bigint)"
+            "bigint, bigint, varchar, varchar, varchar, bigint, bigint, bigint)"
         )
         op.execute("DROP FUNCTION ledger_posting_locks(bigint, bigint, varchar[])")
-
-
-_ACCOUNT_BALANCE_AFTER_LOCK = """
-CREATE FUNCTION account_balance_after_lock(account_code varchar)
-RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-BEGIN
-    RETURN (SELECT balance FROM ledger_accounts WHERE code = account_code);
-END
-$$
-"""
-"""Migration 0011's read of a cash movement's wallet, which `ledger_posting_locks` replaces."""
 
 
 _POSTING_LOCKS = """
@@ -80,7 +70,7 @@ BEGIN
     END IF;
     SELECT seq, hash INTO head FROM ledger_chain_head WHERE id = posting_chain FOR UPDATE;
     RETURN jsonb_build_array(
-        balances, head.seq, head.hash,
+        posting_chain, balances, head.seq, head.hash,
         ARRAY(
             SELECT nextval('ledger_transactions_id_seq') FROM generate_series(1, drawn_ids)
         )
@@ -89,13 +79,16 @@ END
 $$
 """
 """A posting's locks, taken ahead of it: its accounts in id order, their balances read,
-then its chain's head, then `drawn_ids` transaction ids; NULL, with no head locked and no
-id drawn, where an account is not open (`ledger.fresh.LockedChain.read`)."""
+then its chain's head, then `drawn_ids` transaction ids (`ledger.fresh.LockedChain.read`).
+Where an account is not open it answers NULL, the accounts that are open locked (in the
+ledger's order, as the posting will lock them anyway), the head not locked and no id
+drawn."""
 
 _HAND_OPENING_LOCKING_CHAIN = """
 CREATE FUNCTION hand_opening_locking_chain(
     opening_player bigint, opening_table bigint, opening_wallet varchar,
-    opening_held varchar, opening_house varchar, opening_chain bigint, drawn_ids bigint
+    opening_held varchar, opening_house varchar, opening_chain bigint, drawn_ids bigint,
+    opening_stake bigint
 ) RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     opening jsonb := CAST(
@@ -103,7 +96,8 @@ DECLARE
     );
     locks jsonb;
 BEGIN
-    IF opening IS NULL OR opening -> 5 <> 'null' OR opening -> 6 <> 'true' THEN
+    IF opening IS NULL OR opening -> 5 <> 'null' OR opening -> 6 <> 'true'
+        OR coalesce(CAST(opening ->> 7 AS bigint), 0) < opening_stake THEN
         RETURN CAST(opening AS text);
     END IF;
     locks := ledger_posting_locks(
@@ -114,5 +108,5 @@ END
 $$
 """
 """`hand_opening_after_lock`'s answer, then, for a hand that can be dealt (no hand awaiting
-a decision, an open table), the ledger's locks (`ledger_posting_locks`): NULL where one of
-its accounts is not open yet."""
+a decision, an open table, a wallet that covers `opening_stake`), the ledger's locks
+(`ledger_posting_locks`), or NULL."""

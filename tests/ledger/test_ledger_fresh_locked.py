@@ -12,9 +12,9 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ledger.batch import INT64_MAX, Link
+from ledger.batch import INT64_MAX
 from ledger.driver import Driver, watch_exchanges
-from ledger.errors import AmountTooLarge, LimitExceeded
+from ledger.errors import AmountTooLarge, InvalidTransaction, LimitExceeded
 from ledger.fresh import AccountBook, LockedChain, post_new
 from ledger.model import TransactionRequest
 from ledger.posting import balances
@@ -26,22 +26,21 @@ pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=Tr
 __all__ = ["book"]  # the fixture, shared with the unlocked batches' tests
 
 _CODES = [spec.code for spec in SPECS]
-_LOCK_ACCOUNTS = text(
-    "SELECT code, balance FROM ledger_accounts WHERE code = ANY(:codes) ORDER BY id FOR UPDATE"
-)
-_LOCK_HEAD = text("SELECT seq, hash FROM ledger_chain_head WHERE id = 1 FOR UPDATE")
-_DRAW_IDS = text("SELECT nextval('ledger_transactions_id_seq') FROM generate_series(1, 2)")
+_POSTING_LOCKS = text("SELECT ledger_posting_locks(1, :ids, VARIADIC :codes)")
 
 
-def _locks(session: Session) -> LockedChain:
-    """The locks `hand_opening_locking_chain` takes for a hand, taken here: the accounts in
-    id order, then chain 1's head, then two ids."""
-    found = {
-        code: int(balance) for code, balance in session.execute(_LOCK_ACCOUNTS, {"codes": _CODES})
-    }
-    seq, head_hash = session.execute(_LOCK_HEAD).one()
-    ids = [int(drawn) for (drawn,) in session.execute(_DRAW_IDS)]
-    return LockedChain(found, Link(1, int(seq), head_hash), ids)
+def _locks(session: Session, codes: Sequence[str] = _CODES, ids: int = 2) -> LockedChain | None:
+    """The locks a posting on chain 1 takes ahead of it, by the schema's own function
+    (migration `0014_opening_locks_the_chain`), as a hand's and a cash movement's lock
+    statements take them."""
+    answer = session.execute(_POSTING_LOCKS, {"ids": ids, "codes": list(codes)}).scalar_one()
+    return LockedChain.read(answer)
+
+
+def _held(session: Session) -> LockedChain:
+    locked = _locks(session)
+    assert locked is not None
+    return locked
 
 
 def _post_locked(
@@ -57,7 +56,7 @@ def test_a_batch_posted_under_its_locks_moves_every_balance_and_keeps_the_chain_
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with session_factory.begin() as session:
-        _post_locked(session, book, _hand(1, 40, 80), _locks(session))
+        _post_locked(session, book, _hand(1, 40, 80), _held(session))
     with session_factory() as session:
         found = balances(session, _CODES)
         assert found == {WALLET.code: 140, HELD.code: 0, HOUSE.code: -40, CASHIER.code: 100}
@@ -72,7 +71,7 @@ def test_a_batch_posted_under_its_locks_waits_for_no_answer(
     watch_exchanges(engine, sent.append)
     engine.dispose()  # the connections opened from now on are watched
     with session_factory() as session:
-        locked = _locks(session)
+        locked = _held(session)
         driver = Driver(session.connection())
         rows = book.find(driver, _CODES)  # read, as a process reads them once
         sent.clear()
@@ -89,7 +88,7 @@ def test_a_batch_under_its_locks_that_would_overdraw_is_refused_before_any_write
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with session_factory.begin() as session:  # committed whatever the refusal left
-        locked = _locks(session)
+        locked = _held(session)
         with pytest.raises(LimitExceeded, match=WALLET.code):
             _post_locked(session, book, _hand(1, 101, 300), locked)
     with session_factory() as session:
@@ -101,7 +100,7 @@ def test_a_balance_that_would_leave_the_64_bit_range_is_refused_as_too_large(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with session_factory.begin() as session:
-        locked = _locks(session)
+        locked = _held(session)
         near_the_top = LockedChain(
             {**locked.balances, WALLET.code: INT64_MAX - 10}, locked.head, locked.ids
         )
@@ -115,7 +114,7 @@ def test_a_limit_the_caller_misread_fails_the_transaction_instead_of_posting_pas
     """Balances that lie (the wallet claimed at 1,000, where it holds 100): the UPDATE's own
     limit refuses the move, and the statement fails the COMMIT's exchange."""
     with session_factory() as session:
-        locked = _locks(session)
+        locked = _held(session)
         lying = LockedChain({**locked.balances, WALLET.code: 1_000}, locked.head, locked.ids)
         driver = _post_locked(session, book, _hand(1, 500, 0), lying)
         with pytest.raises(DBAPIError, match="division by zero"):
@@ -124,3 +123,53 @@ def test_a_limit_the_caller_misread_fails_the_transaction_instead_of_posting_pas
     with session_factory() as session:
         assert balances(session, _CODES)[WALLET.code] == 100
         assert verify_ledger(session).ok
+
+
+@pytest.mark.usefixtures("book")
+def test_the_locks_read_balances_the_head_and_rising_ids_of_the_chain(
+    session_factory: sessionmaker[Session],
+) -> None:
+    with session_factory() as session:
+        locked = _held(session)
+        head = session.execute(text("SELECT seq, hash FROM ledger_chain_head WHERE id = 1")).one()
+    assert locked.balances == {WALLET.code: 100, HELD.code: 0, HOUSE.code: 0, CASHIER.code: 100}
+    assert (locked.head.chain, locked.head.seq, locked.head.hash) == (1, *head)
+    assert len(locked.ids) == 2 and locked.ids[0] < locked.ids[1]
+
+
+@pytest.mark.usefixtures("book")
+def test_an_account_not_open_locks_no_head_and_draws_no_id(
+    engine: Engine, session_factory: sessionmaker[Session]
+) -> None:
+    drawn_before = _last_id_drawn(session_factory)
+    with session_factory() as session:
+        assert _locks(session, [WALLET.code, "wallet:nobody:USD"]) is None
+        with engine.connect() as other:  # the head is free: another posting takes it at once
+            other.execute(text("SELECT 1 FROM ledger_chain_head WHERE id = 1 FOR UPDATE NOWAIT"))
+    assert _last_id_drawn(session_factory) == drawn_before
+
+
+def _last_id_drawn(session_factory: sessionmaker[Session]) -> int:
+    with session_factory() as session:
+        last = session.execute(text("SELECT last_value FROM ledger_transactions_id_seq"))
+        return int(last.scalar_one())
+
+
+def test_a_batch_with_more_transactions_than_ids_drawn_is_refused(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    with session_factory() as session:
+        one_id = _locks(session, ids=1)
+        assert one_id is not None
+        with pytest.raises(InvalidTransaction, match="ids"):
+            _post_locked(session, book, _hand(1, 40, 80), one_id)
+
+
+def test_a_batch_moving_an_account_not_locked_is_refused(
+    session_factory: sessionmaker[Session], book: AccountBook
+) -> None:
+    with session_factory() as session:
+        without_the_house = _locks(session, [WALLET.code, HELD.code])
+        assert without_the_house is not None
+        with pytest.raises(InvalidTransaction, match=HOUSE.code):
+            _post_locked(session, book, _hand(1, 40, 80), without_the_house)

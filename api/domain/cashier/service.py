@@ -72,7 +72,7 @@ def _move(
     wallet = chart.wallet(str(player_id), currency)
     cashier = chart.cashier(currency, chain)
     _, answer = take_read(driver, _locks_read(wallet.code))
-    locked = LockedChain.read(answer, chain)
+    locked = LockedChain.read(answer)
     before = locked.balances[wallet.code] if locked else read_balance(driver, wallet.code)
     if kind == "withdrawal" and before < amount:
         raise LimitExceeded(wallet.code)
@@ -101,9 +101,9 @@ def opening_after_lock(session: Session, player_id: int, currency: str) -> ReadA
     """PostgreSQL: a deposit's or a withdrawal's posting locks (its wallet and its chain's
     cashier account, their balances read, then the chain's head and the transaction's id),
     for the statement that locks the player's row to run (`api.http.idempotency.PlayersTurn`),
-    by the function of migration `0014_opening_locks_the_chain`. A wallet or a cashier
-    account not open yet takes no lock: the balance is then read, and the posting locks, as
-    it goes."""
+    by the function of migration `0014_opening_locks_the_chain`. Where the wallet or the
+    cashier account is not open yet it locks no head: the balance is then read, and the
+    posting locks, as it goes."""
     if not driver_of(session).is_postgresql:
         return None
     chain = chain_for(str(player_id))

@@ -55,7 +55,9 @@ def placing(data: HandOpen, principal: Principal, settings: Settings) -> Operati
                 actor_token_id=principal.token_id,
             )
         ),
-        lambda session: hands.opening_after_lock(session, player_id, data.table_id),
+        lambda session: hands.opening_after_lock(
+            session, player_id, data.table_id, (data.bet, data.tie_bet, data.currency)
+        ),
     )
 
 

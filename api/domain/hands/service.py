@@ -27,6 +27,7 @@ from api.domain.protection.policy import ProtectionPolicy
 from api.domain.tables import service as tables
 from api.errors import NotFound, Refused
 from api.pagination import Page, decode_cursor, next_cursor
+from casino.errors import GameError
 from casino.fairness import HandSeeds
 from casino.hand import Action, Hand, HandStatus, deal, decide, play
 from casino.rules import TableRules
@@ -131,14 +132,28 @@ def open_hand(
     return _details(hand_id, record, hand, fairness, decided_by=None)
 
 
-def opening_after_lock(session: Session, player_id: int, table_id: int) -> ReadAfterLock | None:
+def opening_after_lock(
+    session: Session, player_id: int, table_id: int, wager: tuple[int, int, str | None]
+) -> ReadAfterLock | None:
     """PostgreSQL: `open_hand`'s opening read, for the statement that locks the player's row
     to run (`api.http.idempotency.PlayersTurn`). The table's rules, which name the wallet
     read, never change, so reading them before the lock (once a process) is as good as
-    after."""
+    after. The read takes the ledger's locks only for a `wager` (bet, tie bet, currency)
+    the table takes: a wager refused holds nothing another player's hand waits for."""
     driver = driver_of(session)
-    _, accounts = _table_and_accounts(driver, memo(session), player_id, table_id)
-    return store.opening_after_lock(driver, player_id, table_id, accounts)
+    rules, accounts = _table_and_accounts(driver, memo(session), player_id, table_id)
+    bet, tie_bet, currency = wager
+    stake = bet + tie_bet if rules and _takes(table_id, rules, bet, tie_bet, currency) else None
+    return store.opening_after_lock(driver, player_id, table_id, accounts, stake)
+
+
+def _takes(table_id: int, rules: TableRules, bet: int, tie_bet: int, currency: str | None) -> bool:
+    try:
+        _refuse_other_currency(table_id, rules, currency)
+        rules.check_wager(bet, tie_bet)
+    except (Refused, GameError):
+        return False
+    return True
 
 
 def _table_and_accounts(

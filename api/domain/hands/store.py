@@ -33,7 +33,8 @@ _OPENING_CALL = "hand_opening_after_lock(:player_id, :table_id, :wallet)"
 # dealt (migration `0014_opening_locks_the_chain`): its accounts, its chain's head, and
 # an id for each transaction a placed hand posts, its stake and its settlement.
 _OPENING_LOCKING_CALL = (
-    "hand_opening_locking_chain(:player_id, :table_id, :wallet, :held, :house, :chain, :ids)"
+    "hand_opening_locking_chain("
+    ":player_id, :table_id, :wallet, :held, :house, :chain, :ids, :stake)"
 )
 _IDS_A_PLACED_HAND_POSTS = 2
 OPENING = Sql.each(
@@ -115,17 +116,24 @@ class Opening:
 
 
 def opening_after_lock(
-    driver: Driver, player_id: int, table_id: int, accounts: HandAccounts | None
+    driver: Driver,
+    player_id: int,
+    table_id: int,
+    accounts: HandAccounts | None,
+    stake: int | None,
 ) -> ReadAfterLock | None:
     """PostgreSQL: `opening`'s read, to run in the statement that locks the player's row,
-    with the ledger's locks of a hand that can be dealt (none for a table that does not
-    exist, whose accounts are unknown: `accounts` None)."""
+    with the ledger's locks of a hand that can be dealt, whose wallet covers `stake` (none
+    for a table that does not exist, whose accounts are unknown, nor for a wager the table
+    refuses: `stake` None)."""
     if not driver.is_postgresql:
         return None
-    key = _opening_read(player_id, table_id, _wallet_code(accounts))
-    if accounts is None:
-        return ReadAfterLock(key, _OPENING_CALL, {"table_id": table_id, "wallet": ""})
+    wallet = _wallet_code(accounts)
+    key = _opening_read(player_id, table_id, wallet)
+    if accounts is None or stake is None:
+        return ReadAfterLock(key, _OPENING_CALL, {"table_id": table_id, "wallet": wallet})
     parameters = {
+        "stake": stake,
         "table_id": table_id,
         "wallet": accounts.wallet.code,
         "held": accounts.held.code,
@@ -177,7 +185,7 @@ def _locked(read: Sequence[Any], accounts: HandAccounts | None) -> LockedChain |
     """The ledger's locks, where `hand_opening_locking_chain` took them after its read."""
     if len(read) < 10 or accounts is None:
         return None
-    return LockedChain.read(read[9], accounts.chain)
+    return LockedChain.read(read[9])
 
 
 def _read_opening(
