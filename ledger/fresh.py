@@ -161,6 +161,18 @@ class LockedChain:
         )
 
 
+def lock_ahead(driver: Driver, chain: int, codes: Sequence[str], *, ids: int) -> LockedChain | None:
+    """PostgreSQL: a posting's locks, taken now, in a statement of their own, for a caller
+    that reads something first (a decision its hand) and so cannot take them in an earlier
+    statement: the balances it reads are then the ones it posts against, and its writes go
+    with the COMMIT. None on SQLite (`BEGIN IMMEDIATE` holds every writer off) and where an
+    account is not open."""
+    if not driver.is_postgresql:
+        return None
+    parameters = {"chain": chain, "ids": ids} | _numbered("code", codes)
+    return LockedChain.read(driver.scalar(statements.posting_locks(len(codes)), parameters))
+
+
 def post_new(
     driver: Driver,
     requests: Sequence[TransactionRequest],

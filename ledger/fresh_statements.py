@@ -165,3 +165,10 @@ def write_locked(moves: int, transactions: int, entries: int) -> Sql:
         f"entered AS ({_INSERT_ENTRIES} VALUES {_entry_rows(entries)}) "
         "SELECT 1 / CAST((SELECT count(*) FROM moved) = :moves AS integer)"
     )
+
+
+@cache
+def posting_locks(accounts: int) -> Sql:
+    """PostgreSQL's: a posting's locks taken ahead of it, by the schema's function
+    (`ledger_posting_locks`, migration `0014_opening_locks_the_chain`)."""
+    return Sql.of(f"SELECT ledger_posting_locks(:chain, :ids, {_placeholders('code', accounts)})")

@@ -335,3 +335,23 @@ def test_a_cash_movement_waits_on_postgresql_twice_its_begin_included(
     waits.clear()
     assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
     assert len([w for w in waits if not _PING.match(w)]) == 2, waits
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_decision_waits_on_postgresql_four_times_its_begin_included(
+    client: TestClient[Litestar], operator: Caller
+) -> None:
+    """The BEGIN with the key's and the player's locks; the hand and its seeds; the
+    posting's locks with the wallet's balance (`ledger.fresh.lock_ahead`), where the balance
+    was read and the balances moved with the head's lock, a wait each; then the raise and
+    the settlement, the hand's row, the head's move and the key's record with the COMMIT."""
+    database: Database = client.app.state.database
+    waits: list[str] = []
+    _count_round_trips(database.engine, waits.append)
+    database.engine.dispose()  # the connections opened from now on count
+    player, _ = new_player_over_http(operator, deposit=100_000)
+    tie = play_until(player, standard_table_id(player), "awaiting_decision")
+    waits.clear()
+    decided = player.post(f"/v1/hands/{tie['id']}/decision", {"action": "war"})
+    assert decided.status_code == 200, decided.text
+    assert len([w for w in waits if not _PING.match(w)]) == 4, waits

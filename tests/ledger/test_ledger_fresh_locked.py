@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ledger.batch import INT64_MAX
 from ledger.driver import Driver, watch_exchanges
 from ledger.errors import AmountTooLarge, InvalidTransaction, LimitExceeded
-from ledger.fresh import AccountBook, LockedChain, post_new
+from ledger.fresh import AccountBook, LockedChain, lock_ahead, post_new
 from ledger.model import TransactionRequest
 from ledger.posting import balances
 from ledger.verify import verify_ledger
@@ -26,15 +26,12 @@ pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=Tr
 __all__ = ["book"]  # the fixture, shared with the unlocked batches' tests
 
 _CODES = [spec.code for spec in SPECS]
-_POSTING_LOCKS = text("SELECT ledger_posting_locks(1, :ids, VARIADIC :codes)")
 
 
 def _locks(session: Session, codes: Sequence[str] = _CODES, ids: int = 2) -> LockedChain | None:
-    """The locks a posting on chain 1 takes ahead of it, by the schema's own function
-    (migration `0014_opening_locks_the_chain`), as a hand's and a cash movement's lock
-    statements take them."""
-    answer = session.execute(_POSTING_LOCKS, {"ids": ids, "codes": list(codes)}).scalar_one()
-    return LockedChain.read(answer)
+    """The locks a posting on chain 1 takes ahead of it (`lock_ahead`: the schema's
+    `ledger_posting_locks`, which a hand's and a cash movement's lock statements call)."""
+    return lock_ahead(Driver(session.connection()), 1, codes, ids=ids)
 
 
 def _held(session: Session) -> LockedChain:

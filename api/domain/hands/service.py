@@ -35,9 +35,10 @@ from casino.version import ENGINE_VERSION, rules_hash
 from ledger.batch import INT64_MAX
 from ledger.driver import Driver, driver_of
 from ledger.errors import LimitExceeded
-from ledger.fresh import AccountRow, read_balance
+from ledger.fresh import AccountRow, lock_ahead, read_balance
 
 DEFAULT_POLICY = ProtectionPolicy()
+_IDS_A_DECISION_POSTS = 2  # a war's raise and its settlement
 NEW_HAND = 0  # the id of a hand not yet inserted: the database gives it its own
 
 
@@ -208,8 +209,10 @@ def decide_hand(
     recorded = Action(found.decision) if found.decision is not None else None
     hand = decide(play(found.rules.game, seeds, found.bet, found.tie_bet, recorded), action)
     accounts = HandAccounts.of(found.player_id, found.currency)
-    # Deposits may have come in while the hand waited.
-    wallet = read_balance(driver, accounts.wallet.code)
+    # Deposits may have come in while the hand waited: the balance is read as it is locked.
+    codes, wallet_code = [spec.code for spec in accounts.specs()], accounts.wallet.code
+    locked = lock_ahead(driver, accounts.chain, codes, ids=_IDS_A_DECISION_POSTS)
+    wallet = locked.balances[wallet_code] if locked else read_balance(driver, wallet_code)
     if wallet < hand.raise_amount:
         raise LimitExceeded(accounts.wallet.code)
     rows = memo(session).accounts.opening(session, driver, accounts.specs())
@@ -218,7 +221,7 @@ def decide_hand(
     if action is Action.WAR:
         steps.insert(0, postings.raise_for_war(ref, hand, accounts))
     decided = decided_record(hand, action, decided_by, actor_token_id, wallet)
-    postings.post(driver, accounts, rows, steps, posted_at=decided["settled_at"])
+    postings.post(driver, accounts, rows, steps, posted_at=decided["settled_at"], locked=locked)
     store.settle_hand(driver, hand_id, decided)
     seed = found.server_seed if found.revealed else None
     fairness = Fairness(found.server_seed_hash, found.client_seed, found.nonce, seed)
