@@ -303,15 +303,7 @@ def test_the_cashier_takes_its_posting_locks_in_the_statement_that_locks_its_pla
     with the wallet's balance (`ledger_posting_locks`) in one statement, then the ledger's
     two, which wait for the COMMIT: the balances with the transaction and its entries, the
     head moved on with the key's record."""
-    database: Database = client.app.state.database
-    sent: list[str] = []
-    count_driver_statements(database.engine, sent.append)
-    database.engine.dispose()  # the connections opened from now on count
-    _, player_id = new_player_over_http(operator, deposit=10_000)  # the accounts opened
-    amount = {"player_id": player_id, "amount": 100, "currency": "USD"}
-    assert operator.post("/v1/cashier/deposits", amount).status_code == 201  # their rows read
-    sent.clear()
-    assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
+    sent = _noted_for_a_cash_movement(client, operator, move, count_driver_statements)
     statements = [" ".join(s.split()) for s in _statements_of(sent)]
     assert "ledger_posting_locks" in statements[0], statements
     assert len(statements) == 3, statements
@@ -325,16 +317,28 @@ def test_a_cash_movement_waits_on_postgresql_twice_its_begin_included(
     """The BEGIN with the key's and the player's locks and the posting's locks; then the
     posting, the head's move and the key's record with the COMMIT. A player's first movement
     in a currency, whose accounts are opened as it posts, waits more, and is not counted."""
+    waits = _noted_for_a_cash_movement(client, operator, move, _count_round_trips)
+    assert len([w for w in waits if not _PING.match(w)]) == 2, waits
+
+
+def _noted_for_a_cash_movement(
+    client: TestClient[Litestar],
+    operator: Caller,
+    move: str,
+    noting: Callable[[Engine, Callable[[str], None]], None],
+) -> list[str]:
+    """What `noting` notes of a deposit or a withdrawal (`move`) of a player whose accounts
+    are open and whose rows the process has read, on connections opened after it starts."""
     database: Database = client.app.state.database
-    waits: list[str] = []
-    _count_round_trips(database.engine, waits.append)
+    noted: list[str] = []
+    noting(database.engine, noted.append)
     database.engine.dispose()  # the connections opened from now on count
     _, player_id = new_player_over_http(operator, deposit=10_000)  # the accounts opened
     amount = {"player_id": player_id, "amount": 100, "currency": "USD"}
     assert operator.post("/v1/cashier/deposits", amount).status_code == 201  # their rows read
-    waits.clear()
+    noted.clear()
     assert operator.post(f"/v1/cashier/{move}", amount).status_code == 201
-    assert len([w for w in waits if not _PING.match(w)]) == 2, waits
+    return noted
 
 
 @pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
