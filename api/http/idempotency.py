@@ -276,8 +276,9 @@ LOCK_KEY_AND_PLAYER = Sql.of(_LOCKING_KEY_AND_PLAYER)
 # A player's command runs its read once the player's row is held (so the player exists)
 # and only for a key without a record: a replay reads nothing and draws no id. Nor does it
 # for a protected player: the reads take locks other players' commands wait for (their
-# chain's head: `ledger_posting_locks`), and a protected player's checks, which query the
-# player's history, run first, their command reading after them.
+# chain's head: `ledger_posting_locks`), and a protected player's checks query the player's
+# history; such a command reads in statements of its own, without those locks, and takes
+# them as it posts, after its checks.
 _READ_RUNS = "protected IS FALSE AND record IS NULL"
 
 

@@ -1,7 +1,9 @@
-"""A command's ledger locks, taken in the statement that locks its player (PostgreSQL,
+"""A hand's ledger locks, taken in the statement that locks its player (PostgreSQL,
 migration `0014_opening_locks_the_chain`): the chain's head, shared by every player on the
-chain, is locked only for a command that can go on, never for one that the statement's
-own answer, or a check that needs nothing read, already refuses."""
+chain, is not locked for a hand that the statement's own answer, or a check that needs
+nothing read, already refuses, nor for a protected player's hand, whose checks query its
+history. (A refusal decided from the balance the locks read, a withdrawal's or a war's,
+holds them until its rollback, as an accepted command holds them until its COMMIT.)"""
 
 from typing import Any
 
@@ -57,8 +59,8 @@ def test_a_stake_the_wallet_does_not_cover_draws_no_ledger_id(
 def test_a_protected_players_hand_reads_after_the_lock_statement(
     client: TestClient[Litestar], operator: Caller
 ) -> None:
-    """Its checks query the player's history, and run before anything other players wait
-    for is locked: the opening is read by a statement of its own, after them."""
+    """Its checks query the player's history: the opening is read by a statement of its own,
+    without the ledger's locks, which the hand takes as it posts, after the checks."""
     database: Database = client.app.state.database
     sent: list[str] = []
     count_driver_statements(database.engine, sent.append)

@@ -38,7 +38,6 @@ from ledger.errors import LimitExceeded
 from ledger.fresh import AccountRow, lock_ahead, read_balance
 
 DEFAULT_POLICY = ProtectionPolicy()
-_IDS_A_DECISION_POSTS = 2  # a war's raise and its settlement
 NEW_HAND = 0  # the id of a hand not yet inserted: the database gives it its own
 
 
@@ -57,13 +56,6 @@ def _settled_fields(hand: Hand, wallet_before_settlement: int) -> dict[str, Any]
         "balance_after": balance_after,
         "settled_at": datetime.now(UTC),
     }
-
-
-def _refuse_other_currency(table_id: int, rules: TableRules, currency: str | None) -> None:
-    if currency is not None and currency != rules.currency:
-        raise Refused(
-            "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
-        )
 
 
 def _new_record(
@@ -117,8 +109,7 @@ def open_hand(
     if rules is None or accounts is None or found.table_open is None:
         raise NotFound("table")
     tables.require_open(table_id, found.table_open)
-    _refuse_other_currency(table_id, rules, currency)
-    rules.check_wager(bet, tie_bet)
+    _refuse_wager(table_id, rules, bet, tie_bet, currency)
     if protected:
         protection.refuse_new_hand(session, player_id, rules.currency, bet, tie_bet, policy)
     seeds = HandSeeds(found.server_seed, found.client_seed, found.nonce)
@@ -149,12 +140,22 @@ def opening_after_lock(
 
 
 def _takes(table_id: int, rules: TableRules, bet: int, tie_bet: int, currency: str | None) -> bool:
+    """Whether `open_hand`'s wager checks, which need nothing read, would let it go on."""
     try:
-        _refuse_other_currency(table_id, rules, currency)
-        rules.check_wager(bet, tie_bet)
+        _refuse_wager(table_id, rules, bet, tie_bet, currency)
     except (Refused, GameError):
         return False
     return True
+
+
+def _refuse_wager(
+    table_id: int, rules: TableRules, bet: int, tie_bet: int, currency: str | None
+) -> None:
+    if currency is not None and currency != rules.currency:
+        raise Refused(
+            "currency_mismatch", f"table {table_id} plays in {rules.currency}, not {currency}"
+        )
+    rules.check_wager(bet, tie_bet)
 
 
 def _table_and_accounts(
@@ -209,13 +210,14 @@ def decide_hand(
     recorded = Action(found.decision) if found.decision is not None else None
     hand = decide(play(found.rules.game, seeds, found.bet, found.tie_bet, recorded), action)
     accounts = HandAccounts.of(found.player_id, found.currency)
+    rows = memo(session).accounts.opening(session, driver, accounts.specs())
     # Deposits may have come in while the hand waited: the balance is read as it is locked.
-    codes, wallet_code = [spec.code for spec in accounts.specs()], accounts.wallet.code
-    locked = lock_ahead(driver, accounts.chain, codes, ids=_IDS_A_DECISION_POSTS)
+    ids = 2 if action is Action.WAR else 1  # the settlement's, and a war's raise's
+    locked = lock_ahead(driver, accounts.chain, list(rows), ids=ids)
+    wallet_code = accounts.wallet.code
     wallet = locked.balances[wallet_code] if locked else read_balance(driver, wallet_code)
     if wallet < hand.raise_amount:
-        raise LimitExceeded(accounts.wallet.code)
-    rows = memo(session).accounts.opening(session, driver, accounts.specs())
+        raise LimitExceeded(wallet_code)
     ref = HandRef(hand_id, found.player_id, found.table_id, actor_token_id)
     steps = [postings.settlement(ref, hand, accounts, decided_by)]
     if action is Action.WAR:

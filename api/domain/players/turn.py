@@ -6,7 +6,12 @@ serialises every writer). The lock order everywhere is: player row, then the led
 accounts, then the ledger's chain head. No two requests can deadlock on the accounts: a
 player's own accounts are only moved under the player's lock, and each unit of work moves
 at most one shared account (its chain's house or cashier), whatever order one UPDATE of
-several balances takes their row locks in.
+several balances takes their row locks in. The one exception, the back office's
+resolution of abandoned hands (`hands.unfinished.resolve_overdue`), locks every player it
+resolves first, and then, hand after hand, one chain's house account and head while it
+holds another's, as it did before the ledger's locks moved into the opening reads: a
+request it waits for holds one chain's at most, and two resolutions at once find the same
+overdue hands and lock their players, in id order, before any account.
 """
 
 from collections.abc import Hashable, Mapping
