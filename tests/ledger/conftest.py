@@ -1,4 +1,5 @@
-"""Helpers for ledger tests: a small chart of accounts and a funding shortcut."""
+"""Helpers for ledger tests: a small chart of accounts, a funding shortcut, and the book of
+the fresh-batch tests' accounts."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
 from ledger import chart
+from ledger.fresh import AccountBook
 from ledger.model import PostedTransaction, TransactionRequest, Transfer
 from ledger.posting import open_account, post
+from tests.ledger.fresh_batches import CASHIER, SPECS, WALLET, request
 
 Deposit = Callable[[str, int], PostedTransaction]
 
@@ -37,3 +40,14 @@ def deposit(session_factory: sessionmaker[Session]) -> Deposit:
             )
 
     return _deposit
+
+
+@pytest.fixture
+def book(session_factory: sessionmaker[Session]) -> AccountBook:
+    """The fresh-batch tests' four accounts open, the wallet holding 100, and a book of
+    their rows (`tests.ledger.fresh_batches`)."""
+    with session_factory.begin() as session:
+        for spec in SPECS:
+            open_account(session, spec)
+        post(session, request("fund", Transfer(CASHIER.code, WALLET.code, 100)))
+    return AccountBook()

@@ -21,38 +21,11 @@ from ledger.driver import Driver, Row, Sql
 from ledger.errors import AccountConflict, LimitExceeded, UnknownAccount
 from ledger.fresh import AccountBook, post_new, read_balance
 from ledger.model import AccountSpec, Side, TransactionRequest, Transfer
-from ledger.posting import balances, open_account, post
+from ledger.posting import balances
 from ledger.schema import LedgerTransaction
 from ledger.verify import verify_ledger
+from tests.ledger.fresh_batches import CASHIER, HELD, HOUSE, SPECS, WALLET, hand, request
 from tests.locks import until_a_backend_waits_for_a_lock
-
-WALLET = chart.wallet("p1", "USD")
-HELD = chart.held("p1", "USD")
-HOUSE = chart.house("USD")
-CASHIER = chart.cashier("USD")
-SPECS = (WALLET, HELD, HOUSE, CASHIER)
-
-
-@pytest.fixture
-def book(session_factory: sessionmaker[Session]) -> AccountBook:
-    """The four accounts open, the wallet holding 100, and a book of their rows."""
-    with session_factory.begin() as session:
-        for spec in SPECS:
-            open_account(session, spec)
-        post(session, _request("fund", Transfer(CASHIER.code, WALLET.code, 100)))
-    return AccountBook()
-
-
-def _request(key: str, *transfers: Transfer) -> TransactionRequest:
-    return TransactionRequest(kind="test", idempotency_key=key, transfers=transfers)
-
-
-def _hand(number: int, stake: int, returned: int) -> list[TransactionRequest]:
-    paid = (Transfer(HOUSE.code, WALLET.code, returned),) if returned else ()
-    return [
-        _request(f"h{number}:stake", Transfer(WALLET.code, HELD.code, stake)),
-        _request(f"h{number}:settlement", Transfer(HELD.code, HOUSE.code, stake), *paid),
-    ]
 
 
 def _post(
@@ -71,7 +44,7 @@ def _post_in(session: Session, book: AccountBook, batch: list[TransactionRequest
 def test_a_fresh_batch_moves_every_balance_and_keeps_the_chain_whole(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
-    _post(session_factory, book, _hand(1, 40, 80))
+    _post(session_factory, book, hand(1, 40, 80))
     with session_factory() as session:
         found = balances(session, [spec.code for spec in SPECS])
         assert found == {WALLET.code: 140, HELD.code: 0, HOUSE.code: -40, CASHIER.code: 100}
@@ -81,7 +54,7 @@ def test_a_fresh_batch_moves_every_balance_and_keeps_the_chain_whole(
 def test_the_ids_come_back_in_the_batch_order(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
-    first, second = _post(session_factory, book, _hand(1, 10, 0))
+    first, second = _post(session_factory, book, hand(1, 10, 0))
     assert first < second
 
 
@@ -110,7 +83,7 @@ def test_a_fresh_batch_takes_five_statements_and_three_on_postgresql(
         driver = _CountingDriver(session.connection())
         rows = book.find(driver, [spec.code for spec in SPECS])
         driver.statements = 0
-        post_new(driver, _hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC))
+        post_new(driver, hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC))
     assert driver.statements == (3 if driver.is_postgresql else 5)
     with session_factory() as session:
         assert verify_ledger(session).ok
@@ -120,7 +93,7 @@ def test_a_batch_that_would_overdraw_is_refused_and_moves_nothing(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with pytest.raises(LimitExceeded):
-        _post(session_factory, book, _hand(1, 101, 300))
+        _post(session_factory, book, hand(1, 101, 300))
     with session_factory() as session:
         assert balances(session, [WALLET.code])[WALLET.code] == 100
         assert verify_ledger(session).ok
@@ -133,7 +106,7 @@ def test_a_refused_batch_takes_back_what_it_moved_before_the_refusal(
         driver = Driver(session.connection())
         rows = book.find(driver, [spec.code for spec in SPECS])
         with pytest.raises(LimitExceeded):
-            post_new(driver, _hand(1, 101, 300), rows, chain=1, posted_at=datetime.now(UTC))
+            post_new(driver, hand(1, 101, 300), rows, chain=1, posted_at=datetime.now(UTC))
     with session_factory() as session:
         found = balances(session, [spec.code for spec in SPECS])
         assert found == {WALLET.code: 100, HELD.code: 0, HOUSE.code: 0, CASHIER.code: 100}
@@ -143,10 +116,10 @@ def test_a_refused_batch_takes_back_what_it_moved_before_the_refusal(
 def test_a_refused_batch_draws_no_transaction_id_on_postgresql(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
-    _post(session_factory, book, _hand(1, 10, 0))
+    _post(session_factory, book, hand(1, 10, 0))
     drawn_before = _last_transaction_id_drawn(session_factory)
     with pytest.raises(LimitExceeded):
-        _post(session_factory, book, _hand(2, 101, 300))
+        _post(session_factory, book, hand(2, 101, 300))
     assert _last_transaction_id_drawn(session_factory) == drawn_before
 
 
@@ -163,11 +136,11 @@ def test_a_batch_holds_its_accounts_rows_while_it_waits_for_its_chains_head_on_p
 ) -> None:
     """The balances' rows are locked before the head's, as every batch locks them, though
     one statement takes both: two batches never wait on each other in opposite orders."""
-    _post(session_factory, book, _hand(1, 10, 0))  # the rows read once, then remembered
+    _post(session_factory, book, hand(1, 10, 0))  # the rows read once, then remembered
     holder, pool = session_factory(), ThreadPoolExecutor(max_workers=1)
     try:
         holder.execute(text("SELECT seq FROM ledger_chain_head WHERE id = 1 FOR UPDATE"))
-        waiting = pool.submit(_post, session_factory, book, _hand(2, 10, 0))
+        waiting = pool.submit(_post, session_factory, book, hand(2, 10, 0))
         until_a_backend_waits_for_a_lock(engine, "the batch")
         with session_factory() as probe, pytest.raises(OperationalError, match="lock"):
             probe.execute(_LOCK_WALLET_AT_ONCE, {"code": WALLET.code})
@@ -183,16 +156,16 @@ _LOCK_WALLET_AT_ONCE = text("SELECT 1 FROM ledger_accounts WHERE code = :code FO
 def test_a_key_posted_before_is_refused_by_the_database(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
-    _post(session_factory, book, _hand(1, 10, 0))
+    _post(session_factory, book, hand(1, 10, 0))
     with pytest.raises(IntegrityError):
-        _post(session_factory, book, _hand(1, 10, 0))
+        _post(session_factory, book, hand(1, 10, 0))
 
 
 def test_an_account_nobody_opened_is_refused(
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     stranger = chart.wallet("p2", "USD").code
-    batch = [_request("x", Transfer(WALLET.code, stranger, 1))]
+    batch = [request("x", Transfer(WALLET.code, stranger, 1))]
     with session_factory.begin() as session:
         driver = Driver(session.connection())
         rows = book.find(driver, [WALLET.code, CASHIER.code])
@@ -250,7 +223,7 @@ def test_a_chains_transaction_ids_rise_with_its_seq_under_concurrent_postings(
     def poster(first: int) -> None:
         for number in range(first, first + 30, 2):
             with session_factory() as session, session.begin():
-                _post_in(session, book, _hand(number, 1, 1))
+                _post_in(session, book, hand(number, 1, 1))
                 if number % 5 == 0:
                     session.rollback()  # refused after the head was locked
 
@@ -277,7 +250,7 @@ def test_money_is_conserved_and_every_fresh_transaction_balances(
     for stake, returned in hands:
         number = next(_numbers)
         with contextlib.suppress(LimitExceeded):  # a stake beyond the wallet moves nothing
-            _post(session_factory, book, _hand(number, stake, returned))
+            _post(session_factory, book, hand(number, stake, returned))
     with session_factory() as session:
         found = balances(session, [spec.code for spec in SPECS])
         assert found[CASHIER.code] == found[WALLET.code] + found[HELD.code] + found[HOUSE.code]

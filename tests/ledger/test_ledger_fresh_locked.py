@@ -19,11 +19,9 @@ from ledger.fresh import AccountBook, LockedChain, lock_ahead, post_new
 from ledger.model import TransactionRequest
 from ledger.posting import balances
 from ledger.verify import verify_ledger
-from tests.ledger.test_ledger_fresh import CASHIER, HELD, HOUSE, SPECS, WALLET, _hand, book
+from tests.ledger.fresh_batches import CASHIER, HELD, HOUSE, SPECS, WALLET, hand
 
 pytestmark = pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-
-__all__ = ["book"]  # the fixture, shared with the unlocked batches' tests
 
 _CODES = [spec.code for spec in SPECS]
 
@@ -53,7 +51,7 @@ def test_a_batch_posted_under_its_locks_moves_every_balance_and_keeps_the_chain_
     session_factory: sessionmaker[Session], book: AccountBook
 ) -> None:
     with session_factory.begin() as session:
-        _post_locked(session, book, _hand(1, 40, 80), _held(session))
+        _post_locked(session, book, hand(1, 40, 80), _held(session))
     with session_factory() as session:
         found = balances(session, _CODES)
         assert found == {WALLET.code: 140, HELD.code: 0, HOUSE.code: -40, CASHIER.code: 100}
@@ -72,9 +70,7 @@ def test_a_batch_posted_under_its_locks_waits_for_no_answer(
         driver = Driver(session.connection())
         rows = book.find(driver, _CODES)  # read, as a process reads them once
         sent.clear()
-        post_new(
-            driver, _hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC), locked=locked
-        )
+        post_new(driver, hand(1, 40, 80), rows, chain=1, posted_at=datetime.now(UTC), locked=locked)
         assert sent == []
         driver.commit()
         session.commit()
@@ -87,7 +83,7 @@ def test_a_batch_under_its_locks_that_would_overdraw_is_refused_before_any_write
     with session_factory.begin() as session:  # committed whatever the refusal left
         locked = _held(session)
         with pytest.raises(LimitExceeded, match=WALLET.code):
-            _post_locked(session, book, _hand(1, 101, 300), locked)
+            _post_locked(session, book, hand(1, 101, 300), locked)
     with session_factory() as session:
         assert balances(session, _CODES)[WALLET.code] == 100
         assert verify_ledger(session).ok
@@ -102,7 +98,7 @@ def test_a_balance_that_would_leave_the_64_bit_range_is_refused_as_too_large(
             {**locked.balances, WALLET.code: INT64_MAX - 10}, locked.head, locked.ids
         )
         with pytest.raises(AmountTooLarge, match=WALLET.code):
-            _post_locked(session, book, _hand(1, 40, 80), near_the_top)
+            _post_locked(session, book, hand(1, 40, 80), near_the_top)
 
 
 def test_a_limit_the_caller_misread_fails_the_transaction_instead_of_posting_past_it(
@@ -113,7 +109,7 @@ def test_a_limit_the_caller_misread_fails_the_transaction_instead_of_posting_pas
     with session_factory() as session:
         locked = _held(session)
         lying = LockedChain({**locked.balances, WALLET.code: 1_000}, locked.head, locked.ids)
-        driver = _post_locked(session, book, _hand(1, 500, 0), lying)
+        driver = _post_locked(session, book, hand(1, 500, 0), lying)
         with pytest.raises(DBAPIError, match="division by zero"):
             driver.commit()
         session.rollback()
@@ -159,7 +155,7 @@ def test_a_batch_with_more_transactions_than_ids_drawn_is_refused(
         one_id = _locks(session, ids=1)
         assert one_id is not None
         with pytest.raises(InvalidTransaction, match="ids"):
-            _post_locked(session, book, _hand(1, 40, 80), one_id)
+            _post_locked(session, book, hand(1, 40, 80), one_id)
 
 
 def test_a_batch_moving_an_account_not_locked_is_refused(
@@ -169,4 +165,4 @@ def test_a_batch_moving_an_account_not_locked_is_refused(
         without_the_house = _locks(session, [WALLET.code, HELD.code])
         assert without_the_house is not None
         with pytest.raises(InvalidTransaction, match=HOUSE.code):
-            _post_locked(session, book, _hand(1, 40, 80), without_the_house)
+            _post_locked(session, book, hand(1, 40, 80), without_the_house)
